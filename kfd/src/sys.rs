@@ -1,0 +1,116 @@
+//! The seam between aqueduct and the operating system.
+//!
+//! Everything the driver does to the kernel goes through [`Sys`]: opening device files, ioctls,
+//! mmap/munmap/madvise, reading sysfs, and the few process facts the driver needs. [`Linux`]
+//! implements it with real system calls; the `amdgpu-sim` crate implements it with a model of
+//! the amdkfd driver and a simulated GPU. Above this trait the code path is identical for both:
+//! the same request numbers, the same argument structs, the same errno handling.
+//!
+//! [`Linux`]: crate::linux::Linux
+
+use std::ffi::{OsString, c_int, c_void};
+use std::fmt;
+use std::num::NonZeroUsize;
+use std::os::fd::RawFd;
+use std::path::Path;
+use std::ptr::NonNull;
+
+pub use nix::fcntl::OFlag;
+pub use nix::sys::mman::{MapFlags, MmapAdvise, ProtFlags};
+
+use crate::errno::Errno;
+use crate::ioctl::Opcode;
+
+/// Which implementation is behind a [`Sys`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The real kernel.
+    Linux,
+    /// The simulator; the string describes the simulated machine.
+    Simulator(String),
+}
+
+/// The operating-system interface the driver is written against.
+///
+/// Implementations must behave like the Linux system calls of the same names, including their
+/// errno values: the driver's error handling is tested against the simulator and must hold on
+/// hardware.
+pub trait Sys: Send + Sync + fmt::Debug {
+    /// Which implementation this is.
+    fn backend(&self) -> Backend;
+
+    /// `open(2)` without `O_CREAT`.
+    fn open(&self, path: &Path, flags: OFlag) -> Result<RawFd, Errno>;
+
+    /// `close(2)`.
+    fn close(&self, fd: RawFd) -> Result<(), Errno>;
+
+    /// `ioctl(2)` with a pointer argument; returns the non-negative result.
+    ///
+    /// # Safety
+    ///
+    /// `arg` must be valid for reads and writes of `request.size()` bytes (or unused for
+    /// requests of size 0), and any pointers inside it valid for what the kernel does with them.
+    unsafe fn ioctl(&self, fd: RawFd, request: Opcode, arg: *mut c_void) -> Result<c_int, Errno>;
+
+    /// `mmap(2)`. `fd` is `None` for anonymous mappings. `offset` is passed as the kernel sees
+    /// it (amdkfd offsets use the top bits, so it is unsigned here).
+    ///
+    /// # Safety
+    ///
+    /// With `MAP_FIXED` the range `[addr, addr+len)` is replaced: it must not hold anything the
+    /// program still uses.
+    unsafe fn mmap(
+        &self,
+        addr: Option<NonZeroUsize>,
+        len: NonZeroUsize,
+        prot: ProtFlags,
+        flags: MapFlags,
+        fd: Option<RawFd>,
+        offset: u64,
+    ) -> Result<NonNull<c_void>, Errno>;
+
+    /// `munmap(2)`.
+    ///
+    /// # Safety
+    ///
+    /// Nothing may access `[addr, addr+len)` afterwards.
+    unsafe fn munmap(&self, addr: NonNull<c_void>, len: usize) -> Result<(), Errno>;
+
+    /// `madvise(2)` (the driver uses `MADV_DONTFORK` on device mappings).
+    ///
+    /// # Safety
+    ///
+    /// As for `madvise(2)`: advice that discards pages must only be given for memory whose
+    /// contents may be lost.
+    unsafe fn madvise(
+        &self,
+        addr: NonNull<c_void>,
+        len: usize,
+        advice: MmapAdvise,
+    ) -> Result<(), Errno>;
+
+    /// Read a whole file (sysfs topology text).
+    fn read_file(&self, path: &Path) -> Result<Vec<u8>, Errno>;
+
+    /// List the names in a directory (sysfs topology nodes), in no particular order.
+    fn read_dir(&self, path: &Path) -> Result<Vec<OsString>, Errno>;
+
+    /// `getpid(2)`: fork detection compares it with the pid recorded at open.
+    fn process_id(&self) -> i32;
+
+    /// The CPU page size.
+    fn page_size(&self) -> usize;
+
+    /// Whether [`Sys::notify_doorbell`] must be called after each doorbell store. On hardware
+    /// the store itself reaches the GPU and this is `false`; a queue reads it once at creation.
+    fn doorbell_needs_notify(&self) -> bool {
+        false
+    }
+
+    /// Tell the other side that `value` was just stored to the 64-bit doorbell at `doorbell`.
+    /// The simulator wakes the command processor that owns it; on hardware this does nothing.
+    fn notify_doorbell(&self, doorbell: NonNull<u64>, value: u64) {
+        let _ = (doorbell, value);
+    }
+}
