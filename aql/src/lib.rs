@@ -1,0 +1,18 @@
+//! `aql`: the HSA Architected Queuing Language as AMD GPUs consume it.
+//!
+//! - [`packet`]: the 64-byte packets and the bit fields of their headers;
+//! - [`queue`]: `amd_queue_t`, the queue descriptor, and the CP's queue-error words;
+//! - [`signal`]: the signal object, `amd_signal_t`.
+//!
+//! This crate makes no system call; waiting in the kernel is a trait it is handed.
+
+pub mod packet;
+pub mod queue;
+pub mod signal;
+
+pub use packet::{
+    AmdFormat, AmdVendorPacketHeader, BarrierPacket, BarrierValuePacket, FenceScope, Header,
+    KernelDispatchPacket, PacketType, RawPacket, SignalCondition,
+};
+pub use queue::{AmdQueue, HsaQueue, QueueProperties};
+pub use signal::{AmdSignal, SignalKind};
