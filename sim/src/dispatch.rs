@@ -101,6 +101,11 @@ pub trait InterruptSink: Send + Sync {
 pub trait ShaderCore: Send + Sync {
     /// Run every workgroup of `request` to completion, reading and writing device memory
     /// through `vm`. Returns early with [`DispatchError::Aborted`] once `abort` becomes true.
+    ///
+    /// A faulting device access ends the dispatch with [`DispatchError::MemoryFault`]; the
+    /// command processor then raises [`InterruptSink::vm_fault`] and makes the queue inactive,
+    /// so the shader core must not raise `vm_fault` itself (that would report the fault twice).
+    /// `interrupts` is for `s_sendmsg` ([`InterruptSink::shader_message`]).
     fn dispatch(
         &self,
         request: &DispatchRequest,
