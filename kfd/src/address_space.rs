@@ -1,0 +1,445 @@
+//! The GPU virtual address space of an open driver: address ranges reserved in the process
+//! (anonymous, `PROT_NONE`, `MAP_NORESERVE`) and handed out aligned, so that the CPU and every
+//! GPU see a buffer at one address (the "SVM" model libhsakmt uses on GFX9+, kfd.md §4.2).
+//!
+//! A buffer's CPU mapping is later placed over its range with `MAP_FIXED`; when the buffer goes,
+//! the range is reserved again (`PROT_NONE`, `MAP_FIXED`, which replaces the old mapping
+//! atomically, leaving no hole another thread's `mmap` could fall into) and returned to the
+//! allocator. Reservations are released when the address space is dropped, which the `Arc`
+//! held by every [`VaRange`] defers until the last range is gone.
+
+use std::num::NonZeroUsize;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::error::{Error, Result};
+use crate::sys::{MapFlags, MmapAdvise, ProtFlags, Sys};
+use crate::va_allocator::VaAllocator;
+
+/// Address space reserved at a time for ordinary allocations.
+const CHUNK_SIZE: u64 = 1 << 32;
+/// Largest alignment chosen automatically (libhsakmt's HSA_MAX_VA_ALIGN default, 2 MiB).
+pub const MAX_AUTO_ALIGN: u64 = 2 << 20;
+
+/// The default alignment for `size` bytes: the next power of two, between a page and 2 MiB.
+pub fn default_alignment(size: u64, page_size: u64) -> u64 {
+    size.checked_next_power_of_two()
+        .unwrap_or(MAX_AUTO_ALIGN)
+        .clamp(page_size, MAX_AUTO_ALIGN)
+}
+
+/// Reserved address ranges and what is allocated in them.
+#[derive(Debug)]
+pub struct AddressSpace {
+    sys: Arc<dyn Sys>,
+    owner_pid: i32,
+    page_size: u64,
+    /// Every reservation must lie in `[lowest, highest]`: the GPU VM apertures of all GPUs.
+    lowest: u64,
+    highest: u64,
+    allocator: Mutex<VaAllocator>,
+    /// Ranges that could not be reserved again after use and are never handed out again.
+    lost_ranges: AtomicUsize,
+}
+
+impl AddressSpace {
+    /// An empty address space whose reservations must fall within `[lowest, highest]`.
+    pub fn new(sys: Arc<dyn Sys>, lowest: u64, highest: u64) -> Arc<Self> {
+        Arc::new(Self {
+            owner_pid: sys.process_id(),
+            page_size: sys.page_size() as u64,
+            sys,
+            lowest,
+            highest,
+            allocator: Mutex::new(VaAllocator::new()),
+            lost_ranges: AtomicUsize::new(0),
+        })
+    }
+
+    /// The host page size.
+    pub fn page_size(&self) -> u64 {
+        self.page_size
+    }
+
+    /// Reserve `size` bytes (rounded up to pages) at a multiple of `align` (a power of two, at
+    /// least a page), followed by one unused guard page so neighbouring buffers never touch.
+    pub fn reserve(self: &Arc<Self>, size: u64, align: u64) -> Result<VaRange> {
+        if size == 0 || !align.is_power_of_two() {
+            return Err(Error::InvalidArgument(format!(
+                "address range of {size:#x} bytes aligned to {align:#x}"
+            )));
+        }
+        let align = align.max(self.page_size);
+        let exhausted = || Error::AddressSpaceExhausted { size, align };
+        let size = size
+            .checked_next_multiple_of(self.page_size)
+            .ok_or_else(exhausted)?;
+        let with_guard = size.checked_add(self.page_size).ok_or_else(exhausted)?;
+        let mut allocator = self
+            .allocator
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(start) = allocator.allocate(with_guard, align) {
+            return Ok(self.range(start, size, with_guard));
+        }
+        // Nothing fits: reserve another chunk, big enough for this request even at the worst
+        // alignment the kernel's placement could force.
+        let chunk = with_guard
+            .checked_add(align - self.page_size)
+            .ok_or_else(exhausted)?
+            .max(CHUNK_SIZE);
+        let start = self.reserve_chunk(chunk)?;
+        allocator.donate(start, start + chunk);
+        let start = allocator
+            .allocate(with_guard, align)
+            .ok_or_else(exhausted)?;
+        Ok(self.range(start, size, with_guard))
+    }
+
+    /// Live ranges (for leak checks).
+    pub fn live_ranges(&self) -> usize {
+        self.allocator
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .allocation_count()
+            - self.lost_ranges.load(Ordering::Relaxed)
+    }
+
+    /// Ranges given up because they could not be reserved again.
+    pub fn lost_ranges(&self) -> usize {
+        self.lost_ranges.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of address space reserved from the operating system.
+    pub fn reserved_bytes(&self) -> u64 {
+        self.allocator
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .donations()
+            .map(|(s, e)| e - s)
+            .sum()
+    }
+
+    fn range(self: &Arc<Self>, start: u64, size: u64, reserved: u64) -> VaRange {
+        VaRange {
+            space: Arc::clone(self),
+            start,
+            size,
+            reserved,
+        }
+    }
+
+    fn reserve_chunk(&self, size: u64) -> Result<u64> {
+        let len = usize::try_from(size)
+            .ok()
+            .and_then(NonZeroUsize::new)
+            .ok_or(Error::AddressSpaceExhausted {
+                size,
+                align: self.page_size,
+            })?;
+        // SAFETY: without MAP_FIXED the kernel picks a free range; nothing is replaced.
+        let ptr = unsafe {
+            self.sys.mmap(
+                None,
+                len,
+                ProtFlags::PROT_NONE,
+                MapFlags::MAP_PRIVATE | MapFlags::MAP_ANONYMOUS | MapFlags::MAP_NORESERVE,
+                None,
+                0,
+            )
+        }
+        .map_err(|errno| Error::syscall("reserving GPU virtual address space", errno))?;
+        let start = ptr.as_ptr() as u64;
+        let fits = start >= self.lowest
+            && start
+                .checked_add(size - 1)
+                .is_some_and(|last| last <= self.highest);
+        if !fits {
+            // SAFETY: the reservation was just made and nothing uses it.
+            let _ = unsafe { self.sys.munmap(ptr, len.get()) };
+            return Err(Error::Kernel(format!(
+                "the address range reserved at {start:#x}+{size:#x} lies outside the GPU \
+                 aperture {:#x}..={:#x}",
+                self.lowest, self.highest
+            )));
+        }
+        Ok(start)
+    }
+
+    /// Remove whatever is mapped over `[start, start+len)` and reserve the range again.
+    /// Returns whether the range is reserved again at its place; if not (another thread took
+    /// the address in between, or the kernel ignores `MAP_FIXED_NOREPLACE`), it must never be
+    /// handed out again. Unmap-then-reserve rather than one `MAP_FIXED` keeps every unmap
+    /// visible to the other side of the seam, and `NOREPLACE` never clobbers what someone else
+    /// may have mapped in the moment between.
+    ///
+    /// # Safety
+    ///
+    /// Nothing may use the range any more.
+    unsafe fn re_reserve(&self, start: u64, len: u64) -> bool {
+        let (Some(addr), Some(nonnull), Some(length)) = (
+            NonZeroUsize::new(start as usize),
+            NonNull::new(start as *mut std::ffi::c_void),
+            NonZeroUsize::new(len as usize),
+        ) else {
+            return false;
+        };
+        // SAFETY: the caller promises nothing uses the range.
+        if unsafe { self.sys.munmap(nonnull, length.get()) }.is_err() {
+            return false;
+        }
+        // SAFETY: MAP_FIXED_NOREPLACE replaces nothing; it fails if the range is taken.
+        let result = unsafe {
+            self.sys.mmap(
+                Some(addr),
+                length,
+                ProtFlags::PROT_NONE,
+                MapFlags::MAP_PRIVATE
+                    | MapFlags::MAP_ANONYMOUS
+                    | MapFlags::MAP_NORESERVE
+                    | MapFlags::MAP_FIXED_NOREPLACE,
+                None,
+                0,
+            )
+        };
+        match result {
+            Ok(ptr) if ptr.as_ptr() as u64 == start => true,
+            Ok(elsewhere) => {
+                // A kernel without MAP_FIXED_NOREPLACE took it as a hint.
+                // SAFETY: the mapping was just made and nothing uses it.
+                let _ = unsafe { self.sys.munmap(elsewhere, length.get()) };
+                false
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn release(&self, range: &VaRange) {
+        let mut allocator = self
+            .allocator
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if allocator.free(range.start).is_err() {
+            return;
+        }
+        // Give oversized chunks back at once; ordinary chunks stay until the space is dropped.
+        if let Some((start, end)) = allocator.donation_of(range.start) {
+            if end - start > CHUNK_SIZE && allocator.withdraw(start) {
+                self.unmap_chunk(start, end - start);
+            }
+        }
+    }
+
+    fn unmap_chunk(&self, start: u64, len: u64) {
+        if let Some(ptr) = NonNull::new(start as *mut std::ffi::c_void) {
+            // SAFETY: the chunk is wholly free: no range handed out lies in it any more.
+            let _ = unsafe { self.sys.munmap(ptr, len as usize) };
+        }
+    }
+}
+
+impl Drop for AddressSpace {
+    fn drop(&mut self) {
+        // In a fork child the reservations are the parent's business; leave them alone.
+        if self.sys.process_id() != self.owner_pid {
+            return;
+        }
+        let allocator = self
+            .allocator
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        let chunks: Vec<(u64, u64)> = allocator.donations().collect();
+        for (start, end) in chunks {
+            self.unmap_chunk(start, end - start);
+        }
+    }
+}
+
+/// A reserved GPU virtual address range, `size` bytes at `start` (a guard page follows it).
+/// Dropping it reserves the range again and returns it for reuse.
+#[derive(Debug)]
+pub struct VaRange {
+    space: Arc<AddressSpace>,
+    start: u64,
+    size: u64,
+    reserved: u64,
+}
+
+impl VaRange {
+    /// First address.
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// Usable bytes (a multiple of the page size).
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The first address as a non-null host pointer (GPU VA = CPU VA).
+    pub fn as_ptr(&self) -> NonNull<u8> {
+        // The allocator never hands out address 0: reservations come from mmap.
+        NonNull::new(self.start as *mut u8).unwrap_or(NonNull::dangling())
+    }
+
+    /// Give the range up without touching the address space (a fork child must not).
+    pub fn abandon(self) {
+        std::mem::forget(self);
+    }
+
+    /// The system interface the range was reserved through.
+    pub fn sys(&self) -> &Arc<dyn Sys> {
+        &self.space.sys
+    }
+
+    /// Map `len` bytes of `fd` at `offset` (or anonymous memory for `fd == None`) over the
+    /// start of the range with `MAP_FIXED`, and mark it `MADV_DONTFORK` so that a fork child
+    /// holds no reference to device memory (libhsakmt does the same). The mapping is removed
+    /// when the range is dropped.
+    ///
+    /// # Safety
+    ///
+    /// Nothing may be using the start of the range (it holds only the reservation or an
+    /// earlier mapping nobody uses).
+    pub unsafe fn map_over(
+        &self,
+        len: u64,
+        prot: ProtFlags,
+        flags: MapFlags,
+        fd: Option<std::os::fd::RawFd>,
+        offset: u64,
+        what: &str,
+    ) -> Result<NonNull<u8>> {
+        if len == 0 || len > self.size {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: {len:#x} bytes do not fit the {:#x}-byte range",
+                self.size
+            )));
+        }
+        let (Some(addr), Some(length)) = (
+            NonZeroUsize::new(self.start as usize),
+            NonZeroUsize::new(len as usize),
+        ) else {
+            return Err(Error::InvalidArgument(format!("{what}: empty range")));
+        };
+        // SAFETY: the caller promises nothing uses the range; MAP_FIXED replaces only our own
+        // reservation there.
+        let ptr = unsafe {
+            self.space.sys.mmap(
+                Some(addr),
+                length,
+                prot,
+                flags | MapFlags::MAP_FIXED,
+                fd,
+                offset,
+            )
+        }
+        .map_err(|errno| Error::syscall(format!("mmap of {what}"), errno))?;
+        if ptr.as_ptr() as u64 != self.start {
+            return Err(Error::Kernel(format!(
+                "mmap of {what} at {:#x} returned {:p}",
+                self.start,
+                ptr.as_ptr()
+            )));
+        }
+        // SAFETY: MADV_DONTFORK only changes what a fork child inherits.
+        unsafe {
+            self.space
+                .sys
+                .madvise(ptr, length.get(), MmapAdvise::MADV_DONTFORK)
+        }
+        .map_err(|errno| Error::syscall(format!("madvise(MADV_DONTFORK) of {what}"), errno))?;
+        Ok(ptr.cast())
+    }
+}
+
+impl Drop for VaRange {
+    fn drop(&mut self) {
+        if self.space.sys.process_id() != self.space.owner_pid {
+            return;
+        }
+        // SAFETY: the range was handed out to this VaRange alone, and its owner (a buffer
+        // object) has stopped using it before dropping it.
+        if unsafe { self.space.re_reserve(self.start, self.reserved) } {
+            self.space.release(self);
+        } else {
+            self.space.lost_ranges.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Linux;
+
+    #[test]
+    fn alignment_policy() {
+        assert_eq!(default_alignment(1, 4096), 4096);
+        assert_eq!(default_alignment(5000, 4096), 8192);
+        assert_eq!(default_alignment(3 << 20, 4096), 2 << 20);
+        assert_eq!(default_alignment(u64::MAX, 4096), 2 << 20);
+    }
+
+    #[test]
+    fn ranges_are_aligned_disjoint_and_returned() {
+        let space = AddressSpace::new(Arc::new(Linux), 0x100_0000, (1 << 47) - 1);
+        let a = space.reserve(0x1000, 0x1000).unwrap();
+        let b = space.reserve(0x3000, 0x20_0000).unwrap();
+        let c = space.reserve(0x1000, 0x1000).unwrap();
+        assert_eq!(b.start() % 0x20_0000, 0);
+        let ranges = [
+            (a.start(), a.size()),
+            (b.start(), b.size()),
+            (c.start(), c.size()),
+        ];
+        for (i, &(s1, l1)) in ranges.iter().enumerate() {
+            for &(s2, l2) in &ranges[i + 1..] {
+                // One guard page at least between any two ranges.
+                assert!(
+                    s1 + l1 < s2 || s2 + l2 < s1,
+                    "{s1:#x}+{l1:#x} vs {s2:#x}+{l2:#x}"
+                );
+            }
+        }
+        assert_eq!(space.live_ranges(), 3);
+        let reused = a.start();
+        drop(a);
+        assert_eq!(space.live_ranges(), 2);
+        let again = space.reserve(0x1000, 0x1000).unwrap();
+        assert_eq!(again.start(), reused, "a freed range is reused first");
+        drop((b, c, again));
+        assert_eq!(space.live_ranges(), 0);
+        assert_eq!(space.reserved_bytes(), CHUNK_SIZE);
+    }
+
+    #[test]
+    fn oversized_ranges_get_their_own_chunk_and_give_it_back() {
+        let space = AddressSpace::new(Arc::new(Linux), 0x100_0000, (1 << 47) - 1);
+        let big = space.reserve(CHUNK_SIZE, 0x1000).unwrap();
+        assert!(space.reserved_bytes() > CHUNK_SIZE);
+        drop(big);
+        assert_eq!(space.reserved_bytes(), 0);
+    }
+
+    #[test]
+    fn bad_requests_are_errors() {
+        let space = AddressSpace::new(Arc::new(Linux), 0x100_0000, (1 << 47) - 1);
+        assert!(matches!(
+            space.reserve(0, 4096),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            space.reserve(4096, 3),
+            Err(Error::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            space.reserve(u64::MAX - 10, 4096),
+            Err(Error::AddressSpaceExhausted { .. })
+        ));
+        // An aperture nothing can satisfy.
+        let tiny = AddressSpace::new(Arc::new(Linux), 0x1000, 0x2000);
+        assert!(matches!(tiny.reserve(4096, 4096), Err(Error::Kernel(_))));
+    }
+}

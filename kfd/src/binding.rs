@@ -1,0 +1,348 @@
+//! The process binding: what the kernel ties to the process for its whole life, kept by the
+//! driver for the same span and reused by every open.
+//!
+//! The kernel keeps one KFD process per address space, not per file (kfd.md §7): closing
+//! `/dev/kfd` destroys nothing; ACQUIRE_VM with another render-node file than the first one
+//! fails with EBUSY; the event page can be set once. So the `/dev/kfd` fd, the render-node fds
+//! and the event page live in a [`ProcessBinding`] that is created at the first open, kept in a
+//! process-wide registry and never torn down in the process that made it; everything else
+//! (buffers, mappings, queues, events) is owned by whoever created it and destroyed with it.
+//!
+//! After `fork()` the child finds its parent's binding (memory is copied) but cannot use it:
+//! the kernel answers its ioctls with EBADF and none of the device mappings exist in the
+//! child. Every operation compares the process id with the one recorded at open and fails with
+//! [`Error::ForkedChild`]; the child's next open drops the inherited binding without a single
+//! ioctl (closing only its own copies of the fds) and binds afresh.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use crate::abi::sysfs::KFD_DEVICE_PATH;
+use crate::abi::{
+    KFD_IOCTL_MAJOR_VERSION, KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK, MINOR_RUNTIME_ENABLE,
+};
+use crate::driver::Kfd;
+use crate::error::{Error, Result};
+use crate::event_page::EventPage;
+use crate::ioctls;
+use crate::retry::restarting;
+use crate::sys::{Backend, OFlag, Sys};
+
+/// The oldest KFD interface minor version this driver opens.
+pub const MIN_INTERFACE_MINOR: u32 = 6;
+/// Why [`MIN_INTERFACE_MINOR`]: what the driver relies on from that version on.
+const MIN_INTERFACE_WHY: &str = "the 2021 interface of Linux 5.15 (SVM-era memory and \
+                                 doorbell offsets, SET_XNACK_MODE); older kernels are untested";
+
+/// What RUNTIME_ENABLE did for this process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuntimeState {
+    /// Not attempted yet.
+    NotAttempted,
+    /// Enabled by this binding.
+    Enabled,
+    /// The interface predates RUNTIME_ENABLE (1.13) or a GPU lacks debugger firmware support.
+    NotSupported,
+    /// The kernel refused (another runtime in this process enabled it or made queues first).
+    Refused(crate::Errno),
+}
+
+/// The render-node file bound to one GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RenderFile {
+    /// The render-node minor.
+    pub minor: u32,
+    /// The fd handed to ACQUIRE_VM; kept open for the life of the process.
+    pub fd: i32,
+}
+
+/// Mutable state of a binding, under its lock (held across a whole open sequence).
+#[derive(Debug)]
+pub(crate) struct BindingState {
+    /// Render-node files by gpu_id.
+    pub render_files: BTreeMap<u32, RenderFile>,
+    /// The event page, once made.
+    pub event_page: Option<EventPage>,
+    /// RUNTIME_ENABLE's outcome.
+    pub runtime: RuntimeState,
+    /// The open driver, if one is open.
+    pub open: Weak<Kfd>,
+    /// Set in a fork child: the binding belongs to the parent.
+    pub abandoned: bool,
+}
+
+/// The process-lifetime part of the driver: `/dev/kfd`, render-node files, event page.
+#[derive(Debug)]
+pub struct ProcessBinding {
+    sys: Arc<dyn Sys>,
+    pid: i32,
+    kfd_fd: i32,
+    version: (u32, u32),
+    state: Mutex<BindingState>,
+}
+
+/// Every binding made in this process, one per kernel (the real one, or each simulated one).
+static REGISTRY: Mutex<Vec<Arc<ProcessBinding>>> = Mutex::new(Vec::new());
+
+/// Whether two system interfaces talk to the same kernel: every [`Backend::Linux`] does;
+/// anything else is identified by the object itself.
+fn same_kernel(a: &Arc<dyn Sys>, b: &Arc<dyn Sys>) -> bool {
+    match (a.backend(), b.backend()) {
+        (Backend::Linux, Backend::Linux) => true,
+        _ => std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b)),
+    }
+}
+
+impl ProcessBinding {
+    /// The binding of this process to the kernel behind `sys`: the existing one, or a new one
+    /// (opening `/dev/kfd` and checking its interface version). An inherited binding found in
+    /// a fork child is abandoned and replaced.
+    pub fn for_sys(sys: &Arc<dyn Sys>) -> Result<Arc<Self>> {
+        let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+        let pid = sys.process_id();
+        if let Some(index) = registry.iter().position(|b| same_kernel(&b.sys, sys)) {
+            if registry[index].pid == pid {
+                return Ok(Arc::clone(&registry[index]));
+            }
+            let inherited = registry.swap_remove(index);
+            inherited.abandon();
+        }
+        let binding = Arc::new(Self::create(Arc::clone(sys), pid)?);
+        registry.push(Arc::clone(&binding));
+        Ok(binding)
+    }
+
+    fn create(sys: Arc<dyn Sys>, pid: i32) -> Result<Self> {
+        let kfd_fd = sys
+            .open(Path::new(KFD_DEVICE_PATH), OFlag::O_RDWR | OFlag::O_CLOEXEC)
+            .map_err(|errno| Error::Open {
+                path: KFD_DEVICE_PATH.into(),
+                errno,
+            })?;
+        let version = restarting(|| ioctls::get_version(sys.as_ref(), kfd_fd));
+        let version = match version {
+            Ok(v) => (v.major_version, v.minor_version),
+            Err(err) => {
+                let _ = sys.close(kfd_fd);
+                return Err(Error::ioctl("reading the KFD interface version", err));
+            }
+        };
+        if version.0 != KFD_IOCTL_MAJOR_VERSION || version.1 < MIN_INTERFACE_MINOR {
+            let _ = sys.close(kfd_fd);
+            return Err(Error::UnsupportedInterface {
+                major: version.0,
+                minor: version.1,
+                min_minor: MIN_INTERFACE_MINOR,
+                why: MIN_INTERFACE_WHY,
+            });
+        }
+        Ok(Self {
+            sys,
+            pid,
+            kfd_fd,
+            version,
+            state: Mutex::new(BindingState {
+                render_files: BTreeMap::new(),
+                event_page: None,
+                runtime: RuntimeState::NotAttempted,
+                open: Weak::new(),
+                abandoned: false,
+            }),
+        })
+    }
+
+    /// In a fork child: forget the parent's state without one ioctl, closing only this
+    /// process' copies of the inherited fds (which touches nothing of the parent's).
+    fn abandon(&self) {
+        let mut state = self.lock_state();
+        if state.abandoned {
+            return;
+        }
+        state.abandoned = true;
+        for file in std::mem::take(&mut state.render_files).into_values() {
+            let _ = self.sys.close(file.fd);
+        }
+        if let Some(page) = state.event_page.take() {
+            page.abandon();
+        }
+        let _ = self.sys.close(self.kfd_fd);
+    }
+
+    /// The system interface.
+    pub fn sys(&self) -> &Arc<dyn Sys> {
+        &self.sys
+    }
+
+    /// The `/dev/kfd` fd.
+    pub fn kfd_fd(&self) -> i32 {
+        self.kfd_fd
+    }
+
+    /// The process that made the binding.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The kernel's interface version `(major, minor)`.
+    pub fn interface_version(&self) -> (u32, u32) {
+        self.version
+    }
+
+    /// Whether the kernel's interface is at least `1.minor`.
+    pub fn has_minor(&self, minor: u32) -> bool {
+        self.version.1 >= minor
+    }
+
+    /// What RUNTIME_ENABLE did.
+    pub fn runtime_state(&self) -> RuntimeState {
+        self.lock_state().runtime
+    }
+
+    /// Fail with [`Error::ForkedChild`] unless this is the process that made the binding.
+    pub fn check_process(&self) -> Result<()> {
+        let now = self.sys.process_id();
+        if now == self.pid {
+            Ok(())
+        } else {
+            Err(Error::ForkedChild {
+                parent: self.pid,
+                child: now,
+            })
+        }
+    }
+
+    /// Whether this is the process that made the binding (drops skip all cleanup otherwise).
+    pub fn is_owner_process(&self) -> bool {
+        self.sys.process_id() == self.pid
+    }
+
+    pub(crate) fn lock_state(&self) -> MutexGuard<'_, BindingState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// RUNTIME_ENABLE, once per process: the debugger API (1.13) records that a runtime is
+    /// present; it must come before the first queue (EEXIST after). Only where every GPU has
+    /// debugger-capable firmware, as libhsakmt requires.
+    pub(crate) fn enable_runtime(&self, state: &mut BindingState, all_gpus_capable: bool) {
+        if state.runtime != RuntimeState::NotAttempted {
+            return;
+        }
+        if !self.has_minor(MINOR_RUNTIME_ENABLE) || !all_gpus_capable {
+            state.runtime = RuntimeState::NotSupported;
+            return;
+        }
+        // r_debug = 0: aqueduct has no loader debug interface for a debugger to read.
+        state.runtime = match restarting(|| {
+            ioctls::runtime_enable(
+                self.sys.as_ref(),
+                self.kfd_fd,
+                0,
+                KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK,
+            )
+        }) {
+            Ok(_) => RuntimeState::Enabled,
+            Err(err) => RuntimeState::Refused(err.errno),
+        };
+    }
+
+    /// Map an ioctl failure to an error, recognising a fork child's EBADF.
+    pub(crate) fn ioctl_error(&self, op: impl Into<String>, err: crate::IoctlError) -> Error {
+        if err.errno == crate::Errno::EBADF {
+            if let Err(fork) = self.check_process() {
+                return fork;
+            }
+        }
+        Error::ioctl(op, err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Linux;
+
+    #[test]
+    fn every_linux_is_one_kernel_and_other_backends_are_distinct_objects() {
+        #[derive(Debug)]
+        struct Other;
+        impl Sys for Other {
+            fn backend(&self) -> Backend {
+                Backend::Simulator("other".into())
+            }
+            fn open(&self, _: &Path, _: OFlag) -> Result<i32, crate::Errno> {
+                Err(crate::Errno::ENOENT)
+            }
+            fn close(&self, _: i32) -> Result<(), crate::Errno> {
+                Ok(())
+            }
+            unsafe fn ioctl(
+                &self,
+                _: i32,
+                _: crate::Opcode,
+                _: *mut std::ffi::c_void,
+            ) -> Result<i32, crate::Errno> {
+                Err(crate::Errno::ENOTTY)
+            }
+            unsafe fn mmap(
+                &self,
+                _: Option<std::num::NonZeroUsize>,
+                _: std::num::NonZeroUsize,
+                _: crate::sys::ProtFlags,
+                _: crate::sys::MapFlags,
+                _: Option<i32>,
+                _: u64,
+            ) -> Result<std::ptr::NonNull<std::ffi::c_void>, crate::Errno> {
+                Err(crate::Errno::ENOMEM)
+            }
+            unsafe fn munmap(
+                &self,
+                _: std::ptr::NonNull<std::ffi::c_void>,
+                _: usize,
+            ) -> Result<(), crate::Errno> {
+                Ok(())
+            }
+            unsafe fn madvise(
+                &self,
+                _: std::ptr::NonNull<std::ffi::c_void>,
+                _: usize,
+                _: crate::sys::MmapAdvise,
+            ) -> Result<(), crate::Errno> {
+                Ok(())
+            }
+            fn read_file(&self, _: &Path) -> Result<Vec<u8>, crate::Errno> {
+                Err(crate::Errno::ENOENT)
+            }
+            fn read_dir(&self, _: &Path) -> Result<Vec<std::ffi::OsString>, crate::Errno> {
+                Err(crate::Errno::ENOENT)
+            }
+            fn process_id(&self) -> i32 {
+                7
+            }
+            fn page_size(&self) -> usize {
+                4096
+            }
+        }
+        let a: Arc<dyn Sys> = Arc::new(Linux);
+        let b: Arc<dyn Sys> = Arc::new(Linux);
+        assert!(same_kernel(&a, &b));
+        let c: Arc<dyn Sys> = Arc::new(Other);
+        let d: Arc<dyn Sys> = Arc::new(Other);
+        assert!(same_kernel(&c, &c.clone()));
+        assert!(!same_kernel(&c, &d));
+        assert!(!same_kernel(&a, &c));
+        // No /dev/kfd behind it: a clear error naming the file, and nothing registered.
+        let err = ProcessBinding::for_sys(&c).unwrap_err();
+        assert!(
+            matches!(&err, Error::Open { path, errno } if path == Path::new(KFD_DEVICE_PATH) && *errno == crate::Errno::ENOENT),
+            "{err}"
+        );
+        assert!(
+            REGISTRY
+                .lock()
+                .unwrap()
+                .iter()
+                .all(|b| !same_kernel(&b.sys, &c))
+        );
+    }
+}
