@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use kfd::{Errno, IoctlError};
 
 pub use info::{DriverVersion, device_info, driver_version, firmware_version, memory, vram_gtt};
-pub use render_node::{open_render_node, render_node_path};
+pub use render_node::{AmdgpuRenderNodes, open_render_node, render_node_path};
 
 /// What can go wrong on a render node.
 #[derive(Debug, thiserror::Error)]

@@ -54,6 +54,21 @@ pub fn open_render_node(sys: &dyn Sys, minor: u32) -> Result<RawFd, Error> {
     }
 }
 
+/// The render-node opener for the driver's open sequence ([`kfd::driver::OpenOptions`]):
+/// [`open_render_node`], which refuses a node that amdgpu does not drive.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AmdgpuRenderNodes;
+
+impl kfd::RenderNodeOpener for AmdgpuRenderNodes {
+    fn open_render_node(
+        &self,
+        sys: &dyn Sys,
+        minor: u32,
+    ) -> Result<RawFd, Box<dyn std::error::Error + Send + Sync>> {
+        open_render_node(sys, minor).map_err(Into::into)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +80,11 @@ mod tests {
             open_render_node(&kfd::Linux, 5),
             Err(Error::NotARenderMinor(5))
         ));
+        let err = kfd::RenderNodeOpener::open_render_node(&AmdgpuRenderNodes, &kfd::Linux, 300)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "300 is not a DRM render-node minor (128..=255)"
+        );
     }
 }

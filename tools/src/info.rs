@@ -1,17 +1,19 @@
-//! `aqueduct info`.
+//! `aqueduct info`: the backend, the KFD interface version and the parsed topology.
 
-use std::path::Path;
+use std::sync::Arc;
 
 use aqueduct::backend::{self, BackendChoice};
-use aqueduct::kfd::abi::sysfs::{self, files};
-use aqueduct::kfd::sys::OFlag;
-use aqueduct::kfd::{Linux, Sys, ioctls};
+use aqueduct::kfd::topology::{HeapType, LinkType, Node, NodeKind, Topology};
+use aqueduct::kfd::{Linux, ProcessBinding, Sys};
 
 type Error = Box<dyn std::error::Error>;
 
 pub fn run() -> Result<(), Error> {
     match backend::choose()? {
-        BackendChoice::Hardware => hardware(&Linux),
+        BackendChoice::Hardware => {
+            let sys: Arc<dyn Sys> = Arc::new(Linux);
+            show(&sys)
+        }
         BackendChoice::Simulator => {
             println!("backend: simulator (no /dev/kfd here)");
             println!("the simulated machine is not built yet; see README.md, \"Status\"");
@@ -20,49 +22,81 @@ pub fn run() -> Result<(), Error> {
     }
 }
 
-fn hardware(sys: &dyn Sys) -> Result<(), Error> {
-    let kfd = sys
-        .open(
-            Path::new(sysfs::KFD_DEVICE_PATH),
-            OFlag::O_RDWR | OFlag::O_CLOEXEC,
-        )
-        .map_err(|errno| format!("cannot open {}: {errno}", sysfs::KFD_DEVICE_PATH))?;
-    let version = ioctls::get_version(sys, kfd);
-    let _ = sys.close(kfd);
-    let version = version?;
+fn show(sys: &Arc<dyn Sys>) -> Result<(), Error> {
+    let binding = ProcessBinding::for_sys(sys)?;
+    let (major, minor) = binding.interface_version();
     println!("backend: {:?}", sys.backend());
-    println!(
-        "kfd interface: {}.{}",
-        version.major_version, version.minor_version
-    );
-    let nodes = Path::new(sysfs::TOPOLOGY_ROOT).join(files::NODES);
-    let mut names = sys
-        .read_dir(&nodes)
-        .map_err(|errno| format!("cannot list {}: {errno}", nodes.display()))?;
-    names.sort_by_key(|n| n.to_string_lossy().parse::<u32>().unwrap_or(u32::MAX));
-    for name in names {
-        let node = nodes.join(&name);
-        let gpu_id = sys
-            .read_file(&node.join(files::GPU_ID))
-            .map(|b| String::from_utf8_lossy(&b).trim().to_owned());
-        let properties = sys
-            .read_file(&node.join(files::PROPERTIES))
-            .unwrap_or_default();
-        let target = String::from_utf8_lossy(&properties)
-            .lines()
-            .find_map(|l| l.strip_prefix("gfx_target_version ").map(str::to_owned))
-            .unwrap_or_default();
-        match gpu_id {
-            Ok(id) if id != "0" => println!(
-                "node {}: gpu_id {id}, gfx_target_version {target}",
-                name.to_string_lossy()
-            ),
-            Ok(_) => println!("node {}: CPU", name.to_string_lossy()),
-            Err(errno) => println!(
-                "node {}: gpu_id unreadable ({errno})",
-                name.to_string_lossy()
-            ),
-        }
+    println!("kfd interface: {major}.{minor}");
+    let topology = Topology::read(sys.as_ref())?;
+    println!("topology generation {}", topology.generation_id);
+    for node in &topology.nodes {
+        print_node(node);
     }
     Ok(())
+}
+
+fn print_node(node: &Node) {
+    let props = &node.properties;
+    match node.kind {
+        NodeKind::Cpu => println!(
+            "node {}: CPU, {} cores, {} MHz",
+            node.index, props.cpu_cores_count, props.max_engine_clk_ccompute
+        ),
+        NodeKind::Hidden(errno) => {
+            println!(
+                "node {}: GPU hidden (gpu_id unreadable: {errno})",
+                node.index
+            );
+        }
+        NodeKind::Gpu(gpu_id) => {
+            let target = props
+                .gfx_version()
+                .map_or_else(|e| format!("unknown ({e})"), |v| v.to_string());
+            let cus = props
+                .compute_units()
+                .map_or_else(|| "?".to_owned(), |n| n.to_string());
+            println!(
+                "node {}: GPU gpu_id {gpu_id:#x} ({}), {target}, {cus} CUs in {} XCC(s), \
+                 wave{}, {} MHz, device {:#06x}, renderD{}",
+                node.index,
+                node.name.as_deref().unwrap_or("unnamed"),
+                props.xcc_count(),
+                props.wave_front_size,
+                props.max_engine_clk_fcompute,
+                props.device_id,
+                props.drm_render_minor,
+            );
+        }
+    }
+    for bank in &node.mem_banks {
+        let kind = match bank.heap_type() {
+            HeapType::System => "system".to_owned(),
+            HeapType::FrameBufferPublic => "VRAM (host-visible)".to_owned(),
+            HeapType::FrameBufferPrivate => "VRAM".to_owned(),
+            other => format!("{other:?}"),
+        };
+        println!(
+            "  memory bank {}: {kind}, {} MiB, {}-bit",
+            bank.index,
+            bank.properties.size_in_bytes >> 20,
+            bank.properties.width
+        );
+    }
+    for link in &node.io_links {
+        let kind = match link.link_type() {
+            LinkType::PciExpress => "PCIe".to_owned(),
+            LinkType::Xgmi => "XGMI".to_owned(),
+            LinkType::Other(n) => format!("type {n}"),
+        };
+        println!(
+            "  {:?} link {}: {kind} to node {}, weight {}",
+            link.directory, link.index, link.properties.node_to, link.properties.weight
+        );
+    }
+    if !node.caches.is_empty() {
+        println!("  {} caches", node.caches.len());
+    }
+    for (name, value) in &props.unknown {
+        println!("  unknown property {name} = {value}");
+    }
 }
