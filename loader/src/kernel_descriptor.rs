@@ -183,7 +183,125 @@ bit_fields! {
     }
 }
 
+/// A user SGPR the command processor initialises, in the fixed order of AMDGPUUsage's "Initial
+/// Kernel Execution State" (code-objects.md §5.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UserSgpr {
+    /// The scratch buffer resource (V#): 4 SGPRs.
+    PrivateSegmentBuffer,
+    /// The address of the AQL dispatch packet: 2 SGPRs.
+    DispatchPtr,
+    /// The address of the `amd_queue_t`: 2 SGPRs.
+    QueuePtr,
+    /// The address of the kernarg segment: 2 SGPRs.
+    KernargSegmentPtr,
+    /// The 64-bit dispatch id: 2 SGPRs.
+    DispatchId,
+    /// Flat scratch init: 2 SGPRs.
+    FlatScratchInit,
+    /// Preloaded kernarg dwords (`kernarg_preload` LENGTH SGPRs).
+    PreloadedKernargs,
+    /// The per-lane private segment size: 1 SGPR.
+    PrivateSegmentSize,
+}
+
+/// One entry of a kernel's user-SGPR layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct UserSgprSlot {
+    /// What the SGPRs hold.
+    pub kind: UserSgpr,
+    /// The first SGPR (s\[first\]).
+    pub first: u32,
+    /// How many SGPRs.
+    pub count: u32,
+}
+
+/// At most this many user SGPRs are set up by the command processor.
+pub const MAX_USER_SGPRS: u32 = 16;
+
 impl KernelDescriptor {
+    /// Size of a kernel descriptor, as a `u64`.
+    pub const SIZE: u64 = KERNEL_DESCRIPTOR_SIZE as u64;
+
+    /// Read a descriptor from the first 64 bytes of `bytes` (any alignment).
+    pub fn read(bytes: &[u8]) -> Option<Self> {
+        Self::read_from_prefix(bytes).ok().map(|(kd, _)| kd)
+    }
+
+    /// The user SGPRs the command processor sets up, dense from s0 in AMDGPUUsage's order
+    /// (private segment buffer, dispatch ptr, queue ptr, kernarg segment ptr, dispatch id,
+    /// flat scratch init, preloaded kernargs, private segment size). Entries that would pass
+    /// s15 are cut off: the CP initialises at most 16 user SGPRs.
+    pub fn user_sgprs(&self) -> impl Iterator<Item = UserSgprSlot> + use<> {
+        use kernel_code_property as p;
+        let enabled = |field: BitField| self.property(field) != 0;
+        let items = [
+            (
+                UserSgpr::PrivateSegmentBuffer,
+                enabled(p::ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER),
+                4,
+            ),
+            (
+                UserSgpr::DispatchPtr,
+                enabled(p::ENABLE_SGPR_DISPATCH_PTR),
+                2,
+            ),
+            (UserSgpr::QueuePtr, enabled(p::ENABLE_SGPR_QUEUE_PTR), 2),
+            (
+                UserSgpr::KernargSegmentPtr,
+                enabled(p::ENABLE_SGPR_KERNARG_SEGMENT_PTR),
+                2,
+            ),
+            (UserSgpr::DispatchId, enabled(p::ENABLE_SGPR_DISPATCH_ID), 2),
+            (
+                UserSgpr::FlatScratchInit,
+                enabled(p::ENABLE_SGPR_FLAT_SCRATCH_INIT),
+                2,
+            ),
+            (
+                UserSgpr::PreloadedKernargs,
+                self.kernarg_preload_length() != 0,
+                self.kernarg_preload_length(),
+            ),
+            (
+                UserSgpr::PrivateSegmentSize,
+                enabled(p::ENABLE_SGPR_PRIVATE_SEGMENT_SIZE),
+                1,
+            ),
+        ];
+        let mut next = 0u32;
+        items.into_iter().filter_map(move |(kind, on, count)| {
+            if !on || next >= MAX_USER_SGPRS {
+                return None;
+            }
+            let first = next;
+            let count = count.min(MAX_USER_SGPRS - first);
+            next += count;
+            Some(UserSgprSlot { kind, first, count })
+        })
+    }
+
+    /// The number of user SGPRs [`Self::user_sgprs`] lays out.
+    pub fn enabled_user_sgpr_count(&self) -> u32 {
+        self.user_sgprs().map(|s| s.count).sum()
+    }
+
+    /// COMPUTE_PGM_RSRC3.ACCUM_OFFSET (GFX90A, GFX94x, GFX950): the first AccVGPR is
+    /// `4 * (accum_offset + 1)`.
+    pub fn accum_offset(&self) -> u32 {
+        rsrc3::GFX90A_ACCUM_OFFSET.get(self.compute_pgm_rsrc3)
+    }
+
+    /// COMPUTE_PGM_RSRC1.GRANULATED_WORKITEM_VGPR_COUNT.
+    pub fn granulated_vgpr_count(&self) -> u32 {
+        rsrc1::GRANULATED_WORKITEM_VGPR_COUNT.get(self.compute_pgm_rsrc1)
+    }
+
+    /// COMPUTE_PGM_RSRC1.GRANULATED_WAVEFRONT_SGPR_COUNT.
+    pub fn granulated_sgpr_count(&self) -> u32 {
+        rsrc1::GRANULATED_WAVEFRONT_SGPR_COUNT.get(self.compute_pgm_rsrc1)
+    }
+
     fn property(&self, field: BitField) -> u32 {
         field.get(u32::from(self.kernel_code_properties))
     }
@@ -243,5 +361,56 @@ mod tests {
         );
         assert_eq!(kd.user_sgpr_count(), 8);
         assert_eq!(KERNEL_DESCRIPTOR_SIZE, 64);
+    }
+
+    fn layout(kd: &KernelDescriptor) -> Vec<(UserSgpr, u32, u32)> {
+        kd.user_sgprs()
+            .map(|s| (s.kind, s.first, s.count))
+            .collect()
+    }
+
+    #[test]
+    fn user_sgprs_are_dense_in_the_fixed_order() {
+        // gfx90a simple kernel, kcp 0x9: s[0:3] scratch V#, s[4:5] kernarg pointer.
+        let kd = KernelDescriptor {
+            kernel_code_properties: 0x9,
+            ..KernelDescriptor::default()
+        };
+        assert_eq!(
+            layout(&kd),
+            [
+                (UserSgpr::PrivateSegmentBuffer, 0, 4),
+                (UserSgpr::KernargSegmentPtr, 4, 2)
+            ]
+        );
+        // gfx942 with 3 preloaded arguments (4 dwords): s[0:1] kernarg pointer, s[2:5] the
+        // preloaded dwords (code-objects.md §5.5).
+        let kd = KernelDescriptor {
+            kernel_code_properties: 0x8,
+            kernarg_preload: 4,
+            ..KernelDescriptor::default()
+        };
+        assert_eq!(
+            layout(&kd),
+            [
+                (UserSgpr::KernargSegmentPtr, 0, 2),
+                (UserSgpr::PreloadedKernargs, 2, 4)
+            ]
+        );
+        assert_eq!(kd.enabled_user_sgpr_count(), 6);
+        // Kernel with calls on gfx90a, kcp 0x83b; and everything on, cut off at 16.
+        let kd = KernelDescriptor {
+            kernel_code_properties: 0x83b,
+            ..KernelDescriptor::default()
+        };
+        assert_eq!(kd.enabled_user_sgpr_count(), 4 + 2 + 2 + 2 + 2);
+        let kd = KernelDescriptor {
+            kernel_code_properties: 0x7f,
+            kernarg_preload: 10,
+            ..KernelDescriptor::default()
+        };
+        let slots = layout(&kd);
+        assert_eq!(slots.last(), Some(&(UserSgpr::PreloadedKernargs, 14, 2)));
+        assert_eq!(kd.enabled_user_sgpr_count(), MAX_USER_SGPRS);
     }
 }
