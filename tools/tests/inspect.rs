@@ -1,0 +1,93 @@
+//! `aqueduct inspect` on synthetic files: the JSON it prints, and failure on an invalid object.
+
+use std::process::Command;
+
+use amdgpu_loader::synth::{S_ENDPGM, Synth, SynthKernel, SynthVariable, offload_bundle};
+
+fn inspect(bytes: &[u8], name: &str, json: bool) -> (bool, String) {
+    let dir = std::env::temp_dir().join(format!("aqueduct-inspect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_aqueduct"));
+    cmd.arg("inspect").arg(&path);
+    if json {
+        cmd.arg("--json");
+    }
+    let out = cmd.output().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+fn object() -> Vec<u8> {
+    let mut kernel = SynthKernel::new("scale", S_ENDPGM.to_vec());
+    kernel.hidden = vec!["hidden_block_count_x", "hidden_group_size_x"];
+    Synth {
+        kernels: vec![kernel],
+        variables: vec![SynthVariable {
+            name: "factor".into(),
+            data: Some(vec![1, 2, 3, 4]),
+            size: 4,
+            exported: true,
+        }],
+        ..Synth::default()
+    }
+    .build()
+}
+
+#[test]
+fn json_describes_every_code_object_of_a_bundle() {
+    let co = object();
+    let bundle = offload_bundle(&[
+        ("host-x86_64-unknown-linux-gnu-", &[]),
+        ("hipv4-amdgcn-amd-amdhsa--gfx90a", &co),
+    ]);
+    let (ok, out) = inspect(&bundle, "bundle.hipfb", true);
+    assert!(ok, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["container"], "offload_bundle");
+    let entries = doc["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert!(entries[0]["code_object"].is_null());
+    let co = &entries[1]["code_object"];
+    assert_eq!(co["target"], "gfx90a");
+    assert_eq!(co["code_object_version"], 5);
+    let kernel = &co["kernels"][0];
+    assert_eq!(kernel["name"], "scale");
+    assert_eq!(kernel["descriptor_symbol"], "scale.kd");
+    assert_eq!(kernel["kernarg_size"], 8 + 256);
+    assert_eq!(kernel["implicit_args"]["offset"], 8);
+    assert_eq!(kernel["args"][1]["value_kind"], "hidden_block_count_x");
+    assert_eq!(kernel["args"][1]["hidden"], true);
+    assert_eq!(co["variables"][0]["name"], "factor");
+    assert_eq!(co["variables"][0]["exported"], true);
+}
+
+#[test]
+fn text_output_and_invalid_objects() {
+    let (ok, out) = inspect(&object(), "k.hsaco", false);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("target gfx90a") && out.contains("scale (scale.kd at"),
+        "{out}"
+    );
+    let mut broken = object();
+    broken[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes()); // e_shoff
+    let (ok, out) = inspect(&broken, "broken.hsaco", true);
+    assert!(!ok);
+    let json_end = out.rfind('}').unwrap() + 1;
+    let doc: serde_json::Value = serde_json::from_str(&out[..json_end]).unwrap();
+    assert!(
+        doc["entries"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("section header")
+    );
+    assert!(out.contains("failed validation"));
+    let (ok, out) = inspect(b"hello", "text.txt", false);
+    assert!(!ok && out.contains("neither an ELF file"), "{out}");
+}
