@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::event_page::EventPage;
 use crate::ioctls;
 use crate::retry::restarting;
-use crate::sys::{Backend, OFlag, Sys};
+use crate::sys::{Backend, HOST_KERNEL, OFlag, Sys};
 
 /// The oldest KFD interface minor version this driver opens.
 pub const MIN_INTERFACE_MINOR: u32 = 6;
@@ -85,12 +85,16 @@ pub struct ProcessBinding {
 /// Every binding made in this process, one per kernel (the real one, or each simulated one).
 static REGISTRY: Mutex<Vec<Arc<ProcessBinding>>> = Mutex::new(Vec::new());
 
-/// Whether two system interfaces talk to the same kernel: every [`Backend::Linux`] does;
-/// anything else is identified by the object itself.
+/// Whether two system interfaces talk to the same kernel ([`Sys::kernel_id`]). A simulator
+/// that does not say which machine it is (id [`HOST_KERNEL`] on a non-Linux backend) is
+/// identified by the object itself.
 fn same_kernel(a: &Arc<dyn Sys>, b: &Arc<dyn Sys>) -> bool {
-    match (a.backend(), b.backend()) {
-        (Backend::Linux, Backend::Linux) => true,
-        _ => std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b)),
+    let anonymous =
+        |s: &Arc<dyn Sys>| s.kernel_id() == HOST_KERNEL && s.backend() != Backend::Linux;
+    if anonymous(a) || anonymous(b) {
+        std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
+    } else {
+        a.kernel_id() == b.kernel_id()
     }
 }
 
@@ -323,6 +327,72 @@ mod tests {
                 4096
             }
         }
+        #[derive(Debug)]
+        struct Named(u64);
+        impl Sys for Named {
+            fn backend(&self) -> Backend {
+                Other.backend()
+            }
+            fn open(&self, p: &Path, f: OFlag) -> Result<i32, crate::Errno> {
+                Other.open(p, f)
+            }
+            fn close(&self, fd: i32) -> Result<(), crate::Errno> {
+                Other.close(fd)
+            }
+            unsafe fn ioctl(
+                &self,
+                fd: i32,
+                request: crate::Opcode,
+                arg: *mut std::ffi::c_void,
+            ) -> Result<i32, crate::Errno> {
+                // SAFETY: forwarded.
+                unsafe { Other.ioctl(fd, request, arg) }
+            }
+            unsafe fn mmap(
+                &self,
+                addr: Option<std::num::NonZeroUsize>,
+                len: std::num::NonZeroUsize,
+                prot: crate::sys::ProtFlags,
+                flags: crate::sys::MapFlags,
+                fd: Option<i32>,
+                offset: u64,
+            ) -> Result<std::ptr::NonNull<std::ffi::c_void>, crate::Errno> {
+                // SAFETY: forwarded.
+                unsafe { Other.mmap(addr, len, prot, flags, fd, offset) }
+            }
+            unsafe fn munmap(
+                &self,
+                addr: std::ptr::NonNull<std::ffi::c_void>,
+                len: usize,
+            ) -> Result<(), crate::Errno> {
+                // SAFETY: forwarded.
+                unsafe { Other.munmap(addr, len) }
+            }
+            unsafe fn madvise(
+                &self,
+                addr: std::ptr::NonNull<std::ffi::c_void>,
+                len: usize,
+                advice: crate::sys::MmapAdvise,
+            ) -> Result<(), crate::Errno> {
+                // SAFETY: forwarded.
+                unsafe { Other.madvise(addr, len, advice) }
+            }
+            fn read_file(&self, p: &Path) -> Result<Vec<u8>, crate::Errno> {
+                Other.read_file(p)
+            }
+            fn read_dir(&self, p: &Path) -> Result<Vec<std::ffi::OsString>, crate::Errno> {
+                Other.read_dir(p)
+            }
+            fn process_id(&self) -> i32 {
+                7
+            }
+            fn page_size(&self) -> usize {
+                4096
+            }
+            fn kernel_id(&self) -> u64 {
+                self.0
+            }
+        }
         let a: Arc<dyn Sys> = Arc::new(Linux);
         let b: Arc<dyn Sys> = Arc::new(Linux);
         assert!(same_kernel(&a, &b));
@@ -331,6 +401,14 @@ mod tests {
         assert!(same_kernel(&c, &c.clone()));
         assert!(!same_kernel(&c, &d));
         assert!(!same_kernel(&a, &c));
+        // Two handles to one simulated machine are one kernel; another machine is not.
+        let m1: Arc<dyn Sys> = Arc::new(Named(5));
+        let m1_again: Arc<dyn Sys> = Arc::new(Named(5));
+        let m2: Arc<dyn Sys> = Arc::new(Named(6));
+        assert!(same_kernel(&m1, &m1_again));
+        assert!(!same_kernel(&m1, &m2));
+        assert!(!same_kernel(&m1, &a));
+        assert!(!same_kernel(&m1, &c));
         // No /dev/kfd behind it: a clear error naming the file, and nothing registered.
         let err = ProcessBinding::for_sys(&c).unwrap_err();
         assert!(

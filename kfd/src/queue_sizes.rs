@@ -93,8 +93,10 @@ impl CwsrSizes {
         } else {
             cu_num * 32
         };
+        // kfd_get_vgpr_size_per_cu names these versions only (kfd.md's "904xx" is broader;
+        // gfx940/gfx941 fall to the default there, unverified on hardware).
         let vgpr_size_per_cu: u64 = match gfxv {
-            90008 | 90010 | 90400..=90499 | 90500 => 0x80000,
+            90008 | 90010 | 90402 | 90500 => 0x80000,
             110000 | 110001 | 120000 | 120001 => 0x60000,
             _ => 0x40000,
         };

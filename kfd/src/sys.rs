@@ -21,6 +21,9 @@ pub use nix::sys::mman::{MapFlags, MmapAdvise, ProtFlags};
 use crate::errno::Errno;
 use crate::ioctl::Opcode;
 
+/// [`Sys::kernel_id`] of the host kernel.
+pub const HOST_KERNEL: u64 = 0;
+
 /// Which implementation is behind a [`Sys`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -101,6 +104,17 @@ pub trait Sys: Send + Sync + fmt::Debug {
 
     /// The CPU page size.
     fn page_size(&self) -> usize;
+
+    /// Which kernel this interface reaches. Values that compare equal share kernel state (the
+    /// kernel keeps one KFD process per OS process, so the driver keeps one process binding per
+    /// kernel). Everything that reaches the host kernel through real system calls, [`Linux`] and
+    /// an LD_PRELOAD simulator included, is [`HOST_KERNEL`]; an in-process simulator returns a
+    /// distinct non-zero value per simulated machine, the same for every handle to one machine.
+    ///
+    /// [`Linux`]: crate::linux::Linux
+    fn kernel_id(&self) -> u64 {
+        HOST_KERNEL
+    }
 
     /// Whether [`Sys::notify_doorbell`] must be called after each doorbell store. On hardware
     /// the store itself reaches the GPU and this is `false`; a queue reads it once at creation.
