@@ -6,15 +6,60 @@
 //! (AQL packet processing, signals, interrupts, timestamps, queue errors) and a shader core that
 //! executes real AMDGPU machine code.
 //!
-//! The modules below are the contracts between those parts:
+//! The kernel-driver model:
+//! - [`Machine`]: a simulated host with its GPUs, built from a [`MachineConfig`] (presets
+//!   [`MachineConfig::mi210`], [`MachineConfig::mi300x`], [`MachineConfig::mi210_hive`],
+//!   [`MachineConfig::mi300x_platform`] and knobs); it implements [`kfd::Sys`];
+//! - [`default_machine`]: the process-wide machine;
+//! - [`FaultInjection`], [`ResourceCounts`]: fault injection and leak accounting for tests.
+//!
+//! The modules below are the contracts between the simulator's parts:
 //! - [`target`]: the simulated ISA targets;
 //! - [`clock`]: the GPU timestamp counter;
 //! - [`vm`]: GPU virtual memory as the device sees it;
 //! - [`dispatch`]: what the command processor asks of the shader core;
 //! - [`queue`]: what the kernel-driver model asks of the command processor.
+//!
+//! `unsafe` lives in [`host_memory`](crate) (mappings of the simulator's memory), the fork gate
+//! (`pthread_atfork`), the file table (borrowing fd numbers for `fstat`) and the `Sys`
+//! implementation (forwarding host calls to [`kfd::Linux`]).
+
+#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod clock;
 pub mod dispatch;
 pub mod queue;
 pub mod target;
 pub mod vm;
+
+mod accounting;
+pub mod config;
+mod cpu_mappings;
+pub mod cwsr;
+mod default_machine;
+mod device;
+mod error;
+mod files;
+mod fork_gate;
+mod gem;
+mod gpu_vm;
+mod host_memory;
+mod inert;
+mod injection;
+mod kfd_ioctl;
+mod machine;
+mod mmap;
+mod process;
+mod render_node;
+mod sys_impl;
+mod topology;
+mod user_memory;
+
+pub use config::{CacheConfig, GpuConfig, MachineConfig, NEWEST_KFD_MINOR_VERSION};
+pub use default_machine::{SIM_MACHINE_ENV, default_machine, preset};
+pub use device::CuLayout;
+pub use error::SimError;
+pub use inert::{InertQueueEngine, InertShaderCore};
+pub use injection::FaultInjection;
+pub use machine::{GpuInfo, Machine, ResetCause, ResourceCounts};
+pub use topology::{CLASS_TOPOLOGY_ROOT, TOPOLOGY_ROOT};

@@ -1,0 +1,431 @@
+//! What a simulated machine is made of: its GPUs (presets of real boards, with knobs to scale
+//! them down), how they are linked, the host they sit in, and the engines that execute queues
+//! and kernels.
+//!
+//! Board facts come from `device-presets.md` (AMD's own emulator configs for MI210 and MI300X).
+//! A scaled-down GPU (fewer compute units, less VRAM) is reported consistently everywhere: the
+//! topology, `AMDGPU_INFO`, the CWSR sizes CREATE_QUEUE demands, and the memory budget.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::dispatch::ShaderCore;
+use crate::error::SimError;
+use crate::inert::{InertQueueEngine, InertShaderCore};
+use crate::queue::QueueEngine;
+use crate::target::GfxTarget;
+
+/// `AMDGPU_FAMILY_AI`: every GFX9 part, including GC 9.4.2 (MI210) and 9.4.3 (MI300X).
+///
+/// device-presets.md lists 146 for MI300X, but 146 is `AMDGPU_FAMILY_YC` in `amdgpu_drm.h`;
+/// amdgpu's IP discovery assigns `AMDGPU_FAMILY_AI` to all GC 9.x versions, so the simulator
+/// reports 141 for both (unconfirmed on hardware).
+pub const AMDGPU_FAMILY_AI: u32 = 141;
+
+/// One cache level as the topology reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheConfig {
+    /// Size in KiB (per instance).
+    pub size_kib: u32,
+    /// Line size in bytes.
+    pub line_bytes: u32,
+    /// Associativity.
+    pub associativity: u32,
+}
+
+/// One simulated GPU.
+#[derive(Clone)]
+pub struct GpuConfig {
+    /// The ISA.
+    pub target: GfxTarget,
+    /// Marketing name (`AMD Instinct MI210`).
+    pub marketing_name: String,
+    /// The ASIC name KFD prints in the node's `name` file (amdgpu's ASIC name, lower case).
+    pub asic_name: String,
+    /// PCI device id.
+    pub device_id: u32,
+    /// `AMDGPU_FAMILY_*`.
+    pub family: u32,
+    /// Active compute units, all XCCs together.
+    pub compute_units: u32,
+    /// Accelerator complex dies (XCCs) in the node.
+    pub xccs: u32,
+    /// Shader engines per XCC.
+    pub shader_engines_per_xcc: u32,
+    /// Shader arrays per shader engine.
+    pub shader_arrays_per_engine: u32,
+    /// Physical CUs per shader array (may exceed the active ones).
+    pub cu_per_shader_array: u32,
+    /// SIMDs per CU.
+    pub simd_per_cu: u32,
+    /// Wave slots per SIMD.
+    pub max_waves_per_simd: u32,
+    /// LDS per CU, KiB.
+    pub lds_size_kib: u32,
+    /// Scratch wave slots per CU.
+    pub max_slots_scratch_cu: u32,
+    /// VRAM bytes.
+    pub vram_bytes: u64,
+    /// Whether all of VRAM is host-visible (resizable BAR); allocating PUBLIC VRAM needs it.
+    pub large_bar: bool,
+    /// Memory bus width in bits.
+    pub memory_width_bits: u32,
+    /// Max memory clock, MHz.
+    pub memory_clock_mhz: u32,
+    /// Max shader clock, MHz.
+    pub engine_clock_mhz: u32,
+    /// Vector L1 cache (per CU).
+    pub l1: CacheConfig,
+    /// L2 cache (per XCC).
+    pub l2: CacheConfig,
+    /// Last-level (MALL/Infinity) cache, if any.
+    pub l3: Option<CacheConfig>,
+    /// PCIe SDMA engines.
+    pub sdma_engines: u32,
+    /// XGMI SDMA engines.
+    pub sdma_xgmi_engines: u32,
+    /// SDMA queues per engine.
+    pub sdma_queues_per_engine: u32,
+    /// Compute queues usable by KFD (`num_cp_queues`).
+    pub cp_queues: u32,
+    /// MEC firmware version.
+    pub mec_fw_version: u32,
+    /// SDMA firmware version.
+    pub sdma_fw_version: u32,
+    /// The shader core that runs this GPU's kernels.
+    pub shader: Arc<dyn ShaderCore>,
+}
+
+impl fmt::Debug for GpuConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GpuConfig")
+            .field("target", &self.target)
+            .field("marketing_name", &self.marketing_name)
+            .field("compute_units", &self.compute_units)
+            .field("xccs", &self.xccs)
+            .field("vram_bytes", &self.vram_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GpuConfig {
+    /// An AMD Instinct MI210 (gfx90a, 104 CUs, 64 GiB HBM2e).
+    pub fn mi210() -> Self {
+        Self {
+            target: GfxTarget::Gfx90a,
+            marketing_name: "AMD Instinct MI210".to_owned(),
+            asic_name: "aldebaran".to_owned(),
+            device_id: 0x740F,
+            family: AMDGPU_FAMILY_AI,
+            compute_units: 104,
+            xccs: 1,
+            shader_engines_per_xcc: 8,
+            shader_arrays_per_engine: 1,
+            cu_per_shader_array: 14,
+            simd_per_cu: 4,
+            max_waves_per_simd: 8,
+            lds_size_kib: 64,
+            max_slots_scratch_cu: 32,
+            vram_bytes: 64 << 30,
+            large_bar: true,
+            memory_width_bits: 4096,
+            memory_clock_mhz: 1600,
+            engine_clock_mhz: 1700,
+            l1: CacheConfig {
+                size_kib: 16,
+                line_bytes: 64,
+                associativity: 4,
+            },
+            l2: CacheConfig {
+                size_kib: 8192,
+                line_bytes: 128,
+                associativity: 16,
+            },
+            l3: None,
+            sdma_engines: 2,
+            sdma_xgmi_engines: 3,
+            sdma_queues_per_engine: 8,
+            cp_queues: 24,
+            // Plausible MI210 firmware levels; any value is consistent as long as topology
+            // and AMDGPU_INFO agree.
+            mec_fw_version: 78,
+            sdma_fw_version: 8,
+            shader: Arc::new(InertShaderCore),
+        }
+    }
+
+    /// An AMD Instinct MI300X (gfx942, 304 CUs in 8 XCCs, 192 GiB HBM3).
+    pub fn mi300x() -> Self {
+        Self {
+            target: GfxTarget::Gfx942,
+            marketing_name: "AMD Instinct MI300X".to_owned(),
+            // MI300X is an IP-discovery ASIC: amdgpu's ASIC name is "IP DISCOVERY".
+            asic_name: "ip discovery".to_owned(),
+            device_id: 0x74A1,
+            family: AMDGPU_FAMILY_AI,
+            compute_units: 304,
+            xccs: 8,
+            shader_engines_per_xcc: 4,
+            shader_arrays_per_engine: 1,
+            cu_per_shader_array: 10,
+            simd_per_cu: 4,
+            max_waves_per_simd: 8,
+            lds_size_kib: 64,
+            max_slots_scratch_cu: 32,
+            vram_bytes: 192 << 30,
+            large_bar: true,
+            memory_width_bits: 8192,
+            memory_clock_mhz: 1300,
+            engine_clock_mhz: 2100,
+            l1: CacheConfig {
+                size_kib: 32,
+                line_bytes: 128,
+                associativity: 4,
+            },
+            l2: CacheConfig {
+                size_kib: 4096,
+                line_bytes: 128,
+                associativity: 16,
+            },
+            l3: Some(CacheConfig {
+                size_kib: 256 * 1024,
+                line_bytes: 64,
+                associativity: 16,
+            }),
+            sdma_engines: 4,
+            sdma_xgmi_engines: 6,
+            sdma_queues_per_engine: 8,
+            cp_queues: 128,
+            mec_fw_version: 177,
+            sdma_fw_version: 19,
+            shader: Arc::new(InertShaderCore),
+        }
+    }
+
+    /// The preset for `target` (MI210 for gfx90a, MI300X for gfx942).
+    pub fn for_target(target: GfxTarget) -> Self {
+        match target {
+            GfxTarget::Gfx90a => Self::mi210(),
+            GfxTarget::Gfx942 => Self::mi300x(),
+        }
+    }
+
+    /// Scale the GPU to `compute_units` active CUs (a multiple of the XCC count). The shader
+    /// engines shrink with it where there are fewer CUs than engines.
+    #[must_use]
+    pub fn with_compute_units(mut self, compute_units: u32) -> Self {
+        self.compute_units = compute_units;
+        self
+    }
+
+    /// Give the GPU `bytes` of VRAM.
+    #[must_use]
+    pub fn with_vram(mut self, bytes: u64) -> Self {
+        self.vram_bytes = bytes;
+        self
+    }
+
+    /// Run this GPU's kernels on `shader`.
+    #[must_use]
+    pub fn with_shader(mut self, shader: Arc<dyn ShaderCore>) -> Self {
+        self.shader = shader;
+        self
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), SimError> {
+        let bad = |what: String| Err(SimError::Config(what));
+        if self.xccs == 0 || self.compute_units == 0 || self.compute_units % self.xccs != 0 {
+            return bad(format!(
+                "{} compute units cannot be spread over {} XCCs",
+                self.compute_units, self.xccs
+            ));
+        }
+        if self.shader_engines_per_xcc == 0
+            || self.shader_arrays_per_engine == 0
+            || self.simd_per_cu == 0
+        {
+            return bad("shader engines, arrays and SIMDs per CU must be non-zero".to_owned());
+        }
+        if self.compute_units > 1024 {
+            return bad(format!("{} compute units is too many", self.compute_units));
+        }
+        if self.vram_bytes < (64 << 20) || self.vram_bytes % 4096 != 0 {
+            return bad(format!(
+                "VRAM size {:#x} must be page-aligned and at least 64 MiB",
+                self.vram_bytes
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A whole simulated machine: the host and its GPUs.
+#[derive(Clone)]
+pub struct MachineConfig {
+    /// The GPUs, in topology order (node 1, 2, ...).
+    pub gpus: Vec<GpuConfig>,
+    /// Whether the GPUs form one XGMI hive (fully connected by XGMI io_links).
+    pub xgmi_hive: bool,
+    /// Starts the command processor of every queue CREATE_QUEUE creates.
+    pub engine: Arc<dyn QueueEngine>,
+    /// The KFD interface minor version GET_VERSION reports; ioctls newer than it answer ENOTTY.
+    pub kfd_minor_version: u32,
+    /// CPU cores of the host node.
+    pub cpu_cores: u32,
+    /// Max CPU clock, MHz.
+    pub cpu_clock_mhz: u32,
+    /// System memory bytes (the CPU node's memory bank; the KFD and TTM limits derive from it).
+    pub system_memory_bytes: u64,
+}
+
+impl fmt::Debug for MachineConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MachineConfig")
+            .field("gpus", &self.gpus)
+            .field("xgmi_hive", &self.xgmi_hive)
+            .field("kfd_minor_version", &self.kfd_minor_version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The newest KFD interface minor version the simulator implements (1.18, Linux 6.17: it has
+/// `sdma_engine_id` in CREATE_QUEUE and `misc_process_flag` in SET_MEMORY_POLICY, but neither
+/// CREATE_PROCESS (1.19) nor the later additions).
+pub const NEWEST_KFD_MINOR_VERSION: u32 = 18;
+
+impl Default for MachineConfig {
+    fn default() -> Self {
+        Self::mi210()
+    }
+}
+
+impl MachineConfig {
+    /// A host with one GPU.
+    pub fn single(gpu: GpuConfig) -> Self {
+        Self {
+            gpus: vec![gpu],
+            xgmi_hive: false,
+            engine: Arc::new(InertQueueEngine),
+            kfd_minor_version: NEWEST_KFD_MINOR_VERSION,
+            cpu_cores: 16,
+            cpu_clock_mhz: 3000,
+            system_memory_bytes: 64 << 30,
+        }
+    }
+
+    /// One MI210 (gfx90a): the default machine.
+    pub fn mi210() -> Self {
+        Self::single(GpuConfig::mi210())
+    }
+
+    /// One MI300X (gfx942).
+    pub fn mi300x() -> Self {
+        Self::single(GpuConfig::mi300x())
+    }
+
+    /// `count` MI210s joined by XGMI bridges into one hive.
+    pub fn mi210_hive(count: usize) -> Self {
+        Self::mi210().with_gpu_count(count).with_xgmi_hive(true)
+    }
+
+    /// An 8-GPU MI300X platform: one XGMI hive, every GPU linked to every other.
+    pub fn mi300x_platform() -> Self {
+        Self::mi300x().with_gpu_count(8).with_xgmi_hive(true)
+    }
+
+    /// Replace the GPUs with `count` copies of the first one.
+    #[must_use]
+    pub fn with_gpu_count(mut self, count: usize) -> Self {
+        let first = self.gpus.first().cloned().unwrap_or_else(GpuConfig::mi210);
+        self.gpus = vec![first; count];
+        self
+    }
+
+    /// Replace every GPU with the preset of `target`, keeping the GPU count. Apply scaling
+    /// knobs (compute units, VRAM, shader) after this one.
+    #[must_use]
+    pub fn with_target(mut self, target: GfxTarget) -> Self {
+        let count = self.gpus.len().max(1);
+        self.gpus = vec![GpuConfig::for_target(target); count];
+        self
+    }
+
+    /// Scale every GPU to `compute_units` active CUs.
+    #[must_use]
+    pub fn with_compute_units(mut self, compute_units: u32) -> Self {
+        for gpu in &mut self.gpus {
+            gpu.compute_units = compute_units;
+        }
+        self
+    }
+
+    /// Give every GPU `bytes` of VRAM.
+    #[must_use]
+    pub fn with_vram(mut self, bytes: u64) -> Self {
+        for gpu in &mut self.gpus {
+            gpu.vram_bytes = bytes;
+        }
+        self
+    }
+
+    /// Join the GPUs in one XGMI hive (or not).
+    #[must_use]
+    pub fn with_xgmi_hive(mut self, hive: bool) -> Self {
+        self.xgmi_hive = hive;
+        self
+    }
+
+    /// Start queues with `engine`.
+    #[must_use]
+    pub fn with_engine(mut self, engine: Arc<dyn QueueEngine>) -> Self {
+        self.engine = engine;
+        self
+    }
+
+    /// Run every GPU's kernels on `shader`.
+    #[must_use]
+    pub fn with_shader(mut self, shader: Arc<dyn ShaderCore>) -> Self {
+        if let Some((last, rest)) = self.gpus.split_last_mut() {
+            for gpu in rest {
+                gpu.shader = shader.clone();
+            }
+            last.shader = shader;
+        }
+        self
+    }
+
+    /// Report KFD interface version 1.`minor` (and refuse the ioctls newer than it).
+    #[must_use]
+    pub fn with_kfd_minor_version(mut self, minor: u32) -> Self {
+        self.kfd_minor_version = minor;
+        self
+    }
+
+    /// Give the host `bytes` of system memory.
+    #[must_use]
+    pub fn with_system_memory(mut self, bytes: u64) -> Self {
+        self.system_memory_bytes = bytes;
+        self
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), SimError> {
+        if self.gpus.is_empty() || self.gpus.len() > 64 {
+            return Err(SimError::Config(format!(
+                "{} GPUs: a machine has 1 to 64",
+                self.gpus.len()
+            )));
+        }
+        if !(1..=NEWEST_KFD_MINOR_VERSION).contains(&self.kfd_minor_version) {
+            return Err(SimError::Config(format!(
+                "KFD minor version {} is not simulated (1..={NEWEST_KFD_MINOR_VERSION})",
+                self.kfd_minor_version
+            )));
+        }
+        if self.system_memory_bytes < (1 << 30) {
+            return Err(SimError::Config(
+                "system memory must be at least 1 GiB".to_owned(),
+            ));
+        }
+        self.gpus.iter().try_for_each(GpuConfig::validate)
+    }
+}
