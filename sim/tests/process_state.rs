@@ -1,0 +1,356 @@
+//! The KFD process belongs to the process, not to the file: close and reopen keep everything,
+//! ACQUIRE_VM binds a render file once, the event page is set once, a forked child gets EBADF
+//! on inherited fds and can open its own process.
+
+mod common;
+
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use amdgpu_sim::Machine;
+use common::{Session, open_kfd, open_render, recording_session, small_config};
+use kfd::Errno;
+use kfd::abi::mmap_offset::{self, MmapType};
+use kfd::abi::{AllocFlags, CreateEventArgs, EventType};
+use kfd::ioctls;
+use kfd::sys::{OFlag, Sys};
+
+fn pid() -> i32 {
+    std::process::id() as i32
+}
+
+#[test]
+fn closing_and_reopening_kfd_keeps_every_object() {
+    let (s, engine) = recording_session();
+    let bo = s.gtt(8192);
+    let (_page, first) = s.event_page();
+    let buffers = s.queue_buffers(4096);
+    let mut q = s.queue_args(&buffers);
+    s.create_queue(&mut q).unwrap();
+    let before = s.machine.process_counts(pid());
+    assert_eq!(before.queues, 1);
+    assert!(before.buffer_objects >= 6);
+    assert_eq!(before.events, 1);
+
+    s.machine.close(s.kfd).unwrap();
+    // Nothing was destroyed: not the queue (its processor still runs), not a BO, not an event.
+    let closed = s.machine.process_counts(pid());
+    assert_eq!(
+        (closed.queues, closed.buffer_objects, closed.events),
+        (1, before.buffer_objects, 1)
+    );
+    assert!(!engine.queues.lock().unwrap()[0].lock().unwrap().stopped);
+    assert_eq!(closed.open_files, before.open_files - 1);
+
+    // A second open finds the same process: the old handles and ids work through the new fd.
+    let kfd = open_kfd(&s.machine);
+    ioctls::acquire_vm(&s.machine, kfd, s.render, s.gpu_id).expect("same file again: 0");
+    ioctls::destroy_queue(&s.machine, kfd, q.queue_id).unwrap();
+    assert!(engine.queues.lock().unwrap()[0].lock().unwrap().stopped);
+    ioctls::destroy_event(&s.machine, kfd, first.event_id).unwrap();
+    let mut done = 0;
+    ioctls::unmap_memory_from_gpu(&s.machine, kfd, bo.handle, &[s.gpu_id], &mut done).unwrap();
+    ioctls::free_memory_of_gpu(&s.machine, kfd, bo.handle).unwrap();
+    let after = s.machine.process_counts(pid());
+    assert_eq!((after.queues, after.events), (0, 0));
+    assert_eq!(after.buffer_objects, before.buffer_objects - 1);
+}
+
+#[test]
+fn acquire_vm_binds_one_drm_file_per_gpu() {
+    let m = Machine::new(small_config()).unwrap();
+    let gpu_id = m.gpus()[0].gpu_id;
+    let kfd = open_kfd(&m);
+    let render = open_render(&m, 128);
+
+    // A number that is no open fd, a host file, and the kfd file itself are no amdgpu files.
+    assert_eq!(
+        ioctls::acquire_vm(&m, kfd, 9999, gpu_id).unwrap_err().errno,
+        Errno::EINVAL
+    );
+    let null = std::fs::File::open("/dev/null").unwrap();
+    assert_eq!(
+        ioctls::acquire_vm(&m, kfd, null.as_raw_fd(), gpu_id)
+            .unwrap_err()
+            .errno,
+        Errno::EINVAL
+    );
+    assert_eq!(
+        ioctls::acquire_vm(&m, kfd, kfd, gpu_id).unwrap_err().errno,
+        Errno::EINVAL
+    );
+    // An unknown GPU.
+    assert_eq!(
+        ioctls::acquire_vm(&m, kfd, render, gpu_id ^ 0x8000)
+            .unwrap_err()
+            .errno,
+        Errno::EINVAL
+    );
+    // Before ACQUIRE_VM the GPU is not bound: allocating on it is ENODEV.
+    let s_unbound = kfd::abi::AllocMemoryOfGpuArgs {
+        size: 4096,
+        gpu_id,
+        flags: AllocFlags::GTT.bits(),
+        ..Default::default()
+    };
+    let mut args = s_unbound;
+    assert_eq!(
+        common::ioctl::<kfd::request::AllocMemoryOfGpu>(&m, kfd, &mut args),
+        Err(Errno::ENODEV)
+    );
+
+    ioctls::acquire_vm(&m, kfd, render, gpu_id).unwrap();
+    // The same file again (and a dup of it, the same open file) is a no-op.
+    ioctls::acquire_vm(&m, kfd, render, gpu_id).unwrap();
+    // SAFETY: dup of an fd this test owns.
+    let dup = unsafe { libc::dup(render) };
+    assert!(dup >= 0);
+    ioctls::acquire_vm(&m, kfd, dup, gpu_id).unwrap();
+    // A new open of the same render node is a different file: EBUSY.
+    let other = open_render(&m, 128);
+    assert_eq!(
+        ioctls::acquire_vm(&m, kfd, other, gpu_id)
+            .unwrap_err()
+            .errno,
+        Errno::EBUSY
+    );
+    // Even a non-amdgpu fd gets EBUSY once the GPU is bound (the bound check comes first).
+    assert_eq!(
+        ioctls::acquire_vm(&m, kfd, null.as_raw_fd(), gpu_id)
+            .unwrap_err()
+            .errno,
+        Errno::EBUSY
+    );
+    let mut args = s_unbound;
+    common::ioctl::<kfd::request::AllocMemoryOfGpu>(&m, kfd, &mut args).unwrap();
+    // SAFETY: closing the dup made above.
+    unsafe { libc::close(dup) };
+    m.close(other).unwrap();
+}
+
+#[test]
+fn a_render_file_can_be_one_compute_vm_only() {
+    let m = Machine::new(small_config().with_gpu_count(2)).unwrap();
+    let gpus = m.gpus();
+    let kfd = open_kfd(&m);
+    let render = open_render(&m, gpus[0].render_minor);
+    ioctls::acquire_vm(&m, kfd, render, gpus[0].gpu_id).unwrap();
+    // The same DRM file is already a compute VM: it cannot become GPU 1's as well.
+    assert_eq!(
+        ioctls::acquire_vm(&m, kfd, render, gpus[1].gpu_id)
+            .unwrap_err()
+            .errno,
+        Errno::EINVAL
+    );
+    // Any amdgpu render file will do, even another GPU's (the kernel does not check).
+    let other = open_render(&m, gpus[0].render_minor);
+    ioctls::acquire_vm(&m, kfd, other, gpus[1].gpu_id).unwrap();
+}
+
+#[test]
+fn the_event_page_is_set_once() {
+    let s = Session::small();
+    let (page, first) = s.event_page();
+    assert_eq!(first.event_id, 1);
+    assert_eq!(first.event_slot_index, 1);
+    assert_eq!(first.event_page_offset, MmapType::Events.bits());
+    // The kernel filled the page with UNSIGNALED slots.
+    assert_eq!(page.word(8).load(Ordering::Relaxed), u64::MAX);
+    let second = s.gtt(32 << 10);
+    let mut args = CreateEventArgs {
+        event_page_offset: second.handle,
+        event_type: EventType::SIGNAL.0,
+        ..CreateEventArgs::default()
+    };
+    assert_eq!(
+        ioctls::create_event(&s.machine, s.kfd, &mut args)
+            .unwrap_err()
+            .errno,
+        Errno::EINVAL
+    );
+    // The failed call returns the struct as it was (no event, the handle still there).
+    assert_eq!(args.event_page_offset, second.handle);
+    // The page cannot be freed (even once unmapped): EPERM.
+    s.unmap_gpu(&page, &[s.gpu_id]).unwrap();
+    assert_eq!(s.free(&page), Err(Errno::EPERM));
+    // After a reopen the page is still set.
+    s.machine.close(s.kfd).unwrap();
+    let kfd = open_kfd(&s.machine);
+    let mut again = CreateEventArgs {
+        event_page_offset: second.handle,
+        event_type: EventType::SIGNAL.0,
+        ..CreateEventArgs::default()
+    };
+    assert_eq!(
+        ioctls::create_event(&s.machine, kfd, &mut again)
+            .unwrap_err()
+            .errno,
+        Errno::EINVAL
+    );
+}
+
+#[test]
+fn a_kernel_allocated_event_page_also_counts_as_set() {
+    let s = Session::small();
+    // A first signal event without a page makes the kernel allocate one (APU path).
+    let first = s.create_event(EventType::SIGNAL, false).unwrap();
+    assert_eq!(first.event_page_offset, MmapType::Events.bits());
+    let page = s.gtt(32 << 10);
+    let mut args = CreateEventArgs {
+        event_page_offset: page.handle,
+        event_type: EventType::SIGNAL.0,
+        ..CreateEventArgs::default()
+    };
+    assert_eq!(
+        ioctls::create_event(&s.machine, s.kfd, &mut args)
+            .unwrap_err()
+            .errno,
+        Errno::EINVAL
+    );
+    // That page is mapped through /dev/kfd; more than 32 KiB is refused.
+    assert!(s.kfd_mmap(MmapType::Events.bits(), 32 << 10).is_ok());
+    assert_eq!(
+        s.kfd_mmap(MmapType::Events.bits(), 64 << 10).unwrap_err(),
+        Errno::EINVAL
+    );
+}
+
+#[test]
+fn an_exited_process_frees_everything_and_its_files_are_dead() {
+    let (s, engine) = recording_session();
+    let _bo = s.gtt(4096);
+    s.event_page();
+    let buffers = s.queue_buffers(4096);
+    let mut q = s.queue_args(&buffers);
+    s.create_queue(&mut q).unwrap();
+    s.machine.exit_process(pid()).unwrap();
+    assert!(engine.queues.lock().unwrap()[0].lock().unwrap().stopped);
+    let counts = s.machine.process_counts(pid());
+    assert_eq!(
+        (
+            counts.processes,
+            counts.buffer_objects,
+            counts.queues,
+            counts.events
+        ),
+        (0, 0, 0, 0)
+    );
+    assert_eq!(
+        ioctls::get_version(&s.machine, s.kfd).unwrap_err().errno,
+        Errno::EBADF
+    );
+    // A new open makes a new process; the old render file is free again.
+    let kfd = open_kfd(&s.machine);
+    ioctls::acquire_vm(&s.machine, kfd, s.render, s.gpu_id).unwrap();
+    assert_eq!(s.machine.process_counts(pid()).processes, 1);
+}
+
+/// Child-side checks after fork; returns a bitmask of failures (0 = all good).
+fn child_checks(m: &Machine, parent_kfd: i32, parent_render: i32, gpu_id: u32) -> i32 {
+    let mut failures = 0;
+    // The parent's kfd fd is unusable: EBADF (lead_thread != current->group_leader).
+    if ioctls::get_version(m, parent_kfd).map_err(|e| e.errno) != Err(Errno::EBADF) {
+        failures |= 1;
+    }
+    // No KFD process of our own yet: mmap on /dev/kfd resolves the caller's process: EINVAL.
+    let doorbell = mmap_offset::encode(MmapType::Doorbell, gpu_id, 0);
+    // SAFETY: a fresh mapping without MAP_FIXED replaces nothing.
+    let mapped = unsafe {
+        m.mmap(
+            None,
+            std::num::NonZeroUsize::new(8192).unwrap(),
+            kfd::sys::ProtFlags::PROT_READ,
+            kfd::sys::MapFlags::MAP_SHARED,
+            Some(parent_kfd),
+            doorbell,
+        )
+    };
+    if mapped != Err(Errno::EINVAL) {
+        failures |= 2;
+    }
+    // A fresh open is a new process, with nothing in it.
+    let Ok(kfd) = m.open(Path::new("/dev/kfd"), OFlag::O_RDWR) else {
+        return failures | 4;
+    };
+    let me = nix::unistd::getpid().as_raw();
+    if m.process_counts(me).processes != 1 || m.process_counts(me).buffer_objects != 0 {
+        failures |= 8;
+    }
+    // The inherited render file is the parent's compute VM already.
+    if ioctls::acquire_vm(m, kfd, parent_render, gpu_id).map_err(|e| e.errno) != Err(Errno::EINVAL)
+    {
+        failures |= 16;
+    }
+    let Ok(render) = m.open(Path::new("/dev/dri/renderD128"), OFlag::O_RDWR) else {
+        return failures | 32;
+    };
+    if ioctls::acquire_vm(m, kfd, render, gpu_id).is_err() {
+        failures |= 64;
+    }
+    let mut args = kfd::abi::AllocMemoryOfGpuArgs {
+        size: 4096,
+        gpu_id,
+        flags: AllocFlags::GTT.bits(),
+        ..Default::default()
+    };
+    if common::ioctl::<kfd::request::AllocMemoryOfGpu>(m, kfd, &mut args).is_err() {
+        failures |= 128;
+    }
+    failures
+}
+
+#[test]
+fn a_forked_child_gets_ebadf_and_opens_its_own_process() {
+    let s = Session::small();
+    let _bo = s.gtt(4096);
+    let parent_bos = s.machine.process_counts(pid()).buffer_objects;
+    // Another thread hammers the machine-wide tables while we fork, so a careless lock would
+    // be held at the moment of the fork.
+    let stop = Arc::new(AtomicBool::new(false));
+    let busy = {
+        let machine = s.machine.clone();
+        let stop = stop.clone();
+        let kfd = s.kfd;
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let _ = ioctls::get_version(&machine, kfd);
+                let fd = open_kfd(&machine);
+                machine.close(fd).unwrap();
+                let _ = machine.counts();
+                n += 1;
+            }
+            n
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let mut statuses = Vec::new();
+    for _ in 0..5 {
+        // SAFETY: the child only calls into the simulator (which is fork-safe by design) and
+        // libc, and leaves with _exit without running destructors or returning into the test
+        // harness.
+        match unsafe { nix::unistd::fork() }.unwrap() {
+            nix::unistd::ForkResult::Child => {
+                let code = child_checks(&s.machine, s.kfd, s.render, s.gpu_id);
+                // SAFETY: _exit ends the child immediately; nothing of the parent's runs.
+                unsafe { libc::_exit(code) };
+            }
+            nix::unistd::ForkResult::Parent { child } => {
+                statuses.push(nix::sys::wait::waitpid(child, None).unwrap());
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    assert!(busy.join().unwrap() > 0);
+    for status in statuses {
+        assert!(
+            matches!(status, nix::sys::wait::WaitStatus::Exited(_, 0)),
+            "child failed: {status:?}"
+        );
+    }
+    // The parent's process is untouched.
+    assert_eq!(s.machine.process_counts(pid()).buffer_objects, parent_bos);
+    ioctls::get_version(&s.machine, s.kfd).unwrap();
+}
