@@ -221,6 +221,11 @@ impl Sys for Machine {
         Linux.page_size()
     }
 
+    fn kernel_id(&self) -> u64 {
+        // One simulated kernel per machine, shared by all its handles; never the host's 0.
+        self.inner.shared.id
+    }
+
     fn doorbell_needs_notify(&self) -> bool {
         true
     }
