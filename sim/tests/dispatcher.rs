@@ -351,3 +351,111 @@ fn apertures_array_faults_and_sizes() {
         Err(Errno::ENOMEM)
     );
 }
+
+/// Issue request `nr` with a buffer of `size` bytes, returning the errno and the buffer.
+fn raw_buf(
+    s: &Session,
+    nr: u8,
+    size: usize,
+    fill: impl FnOnce(&mut [u8]),
+) -> (Result<i32, Errno>, Vec<u8>) {
+    let mut buf = vec![0u8; size];
+    fill(&mut buf);
+    let r = raw(
+        s.sys(),
+        s.kfd,
+        kfd_request(Direction::ReadWrite, nr, size),
+        buf.as_mut_ptr().cast(),
+    );
+    (r, buf)
+}
+
+fn put(buf: &mut [u8], at: usize, bytes: &[u8]) {
+    buf[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+#[test]
+fn the_rarely_used_ioctls_check_their_arguments() {
+    let s = Session::new(small_config().with_gpu_count(2));
+    // The old GET_PROCESS_APERTURES: the array inside the struct, num_of_nodes at byte 392.
+    let mut old = vec![0u8; 400];
+    raw(
+        s.sys(),
+        s.kfd,
+        kfd_request(Direction::Read, 0x06, 400),
+        old.as_mut_ptr().cast(),
+    )
+    .unwrap();
+    assert_eq!(u32::from_ne_bytes(old[392..396].try_into().unwrap()), 2);
+    assert_eq!(
+        u32::from_ne_bytes(old[48..52].try_into().unwrap()),
+        s.gpu_ids[0]
+    );
+    assert_eq!(
+        u32::from_ne_bytes(old[104..108].try_into().unwrap()),
+        s.gpu_ids[1]
+    );
+
+    // GET_TILE_CONFIG: counts are clamped to the tables (32, 16), unknown GPUs are EINVAL.
+    let mut tiles = [u32::MAX; 40];
+    let (r, buf) = raw_buf(&s, 0x12, 40, |b| {
+        put(b, 0, &(tiles.as_mut_ptr() as u64).to_ne_bytes());
+        put(b, 8, &(tiles.as_mut_ptr() as u64).to_ne_bytes());
+        put(b, 16, &100u32.to_ne_bytes());
+        put(b, 20, &100u32.to_ne_bytes());
+        put(b, 24, &s.gpu_id.to_ne_bytes());
+    });
+    r.unwrap();
+    assert_eq!(u32::from_ne_bytes(buf[16..20].try_into().unwrap()), 32);
+    assert_eq!(u32::from_ne_bytes(buf[20..24].try_into().unwrap()), 16);
+    assert_eq!(tiles[..32], [0; 32]);
+    assert_eq!(tiles[32], 0xFFFF_FFFF);
+    let (r, _) = raw_buf(&s, 0x12, 40, |b| put(b, 24, &7u32.to_ne_bytes()));
+    assert_eq!(r, Err(Errno::EINVAL));
+
+    // SVM: start and size page-aligned and non-zero, attributes inside the caller's struct.
+    let svm = |start: u64, size: u64, nattr: u32, user_size: usize| {
+        raw_buf(&s, 0x20, user_size, |b| {
+            put(b, 0, &start.to_ne_bytes());
+            put(b, 8, &size.to_ne_bytes());
+            put(b, 20, &nattr.to_ne_bytes());
+        })
+        .0
+    };
+    assert_eq!(svm(0x1001, 4096, 0, 24), Err(Errno::EINVAL));
+    assert_eq!(svm(0x1000, 100, 0, 24), Err(Errno::EINVAL));
+    assert_eq!(svm(0, 4096, 0, 24), Err(Errno::EINVAL));
+    assert_eq!(svm(0x1000, 4096, 2, 24), Err(Errno::EINVAL));
+    // Valid arguments reach the SVM code, which the simulator does not model.
+    assert_eq!(svm(0x1000, 4096, 2, 40), Err(Errno::EOPNOTSUPP));
+
+    // dma-buf: bad gpu / handle are EINVAL; fds that are no dma-buf EBADF or EINVAL.
+    let (r, _) = raw_buf(&s, 0x1D, 24, |b| put(b, 16, &3u32.to_ne_bytes()));
+    assert_eq!(r, Err(Errno::EINVAL));
+    let (r, _) = raw_buf(&s, 0x1D, 24, |b| {
+        put(b, 16, &s.gpu_id.to_ne_bytes());
+        put(b, 20, &999u32.to_ne_bytes());
+    });
+    assert_eq!(r, Err(Errno::EBADF));
+    let (r, _) = raw_buf(&s, 0x1C, 32, |b| put(b, 28, &(s.kfd as u32).to_ne_bytes()));
+    assert_eq!(r, Err(Errno::EINVAL));
+    let (r, _) = raw_buf(&s, 0x24, 16, |b| {
+        put(b, 0, &kfd::abi::make_handle(s.gpu_id, 5).to_ne_bytes());
+    });
+    assert_eq!(r, Err(Errno::EINVAL));
+
+    // SMI events: the GPU must exist.
+    let (r, _) = raw_buf(&s, 0x1F, 8, |b| put(b, 0, &1u32.to_ne_bytes()));
+    assert_eq!(r, Err(Errno::EINVAL));
+
+    // DBG_TRAP on a pid without a KFD process: ESRCH; on ourselves, a non-enable op while not
+    // debug-enabled: EINVAL.
+    let (r, _) = raw_buf(&s, 0x26, 32, |b| put(b, 0, &i32::MAX.to_ne_bytes()));
+    assert_eq!(r, Err(Errno::ESRCH));
+    let me = std::process::id();
+    let (r, _) = raw_buf(&s, 0x26, 32, |b| {
+        put(b, 0, &me.to_ne_bytes());
+        put(b, 4, &3u32.to_ne_bytes());
+    });
+    assert_eq!(r, Err(Errno::EINVAL));
+}

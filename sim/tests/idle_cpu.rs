@@ -1,0 +1,61 @@
+//! An idle machine uses no CPU: no thread polls (the driver model has none; queue processors
+//! park until their doorbell rings; a blocked WAIT_EVENTS sleeps on a condition variable).
+//!
+//! In a test binary of its own, so that no other test's work is counted.
+
+mod common;
+
+use std::time::Duration;
+
+use amdgpu_sim::MachineConfig;
+use common::Session;
+use kfd::abi::{EventData, EventType, KFD_EVENT_TIMEOUT_INFINITE, WaitResult};
+use kfd::ioctls;
+
+/// User plus system CPU time of the whole process.
+fn cpu_time() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage into the pointer it is given, which is valid.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
+    assert_eq!(rc, 0);
+    // SAFETY: getrusage succeeded and filled the struct (it was zeroed before anyway).
+    let usage = unsafe { usage.assume_init() };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+#[test]
+fn an_idle_machine_with_queues_and_a_blocked_waiter_uses_no_cpu() {
+    // The default engines, as Device::open() gets them.
+    let s = Session::new(
+        MachineConfig::mi210()
+            .with_compute_units(8)
+            .with_vram(1 << 30),
+    );
+    s.event_page();
+    let buffers = s.queue_buffers(4096);
+    for _ in 0..4 {
+        s.create_queue(&mut s.queue_args(&buffers)).unwrap();
+    }
+    s.doorbells();
+    let event = s.create_event(EventType::SIGNAL, false).unwrap().event_id;
+    std::thread::scope(|scope| {
+        let waiter = scope.spawn(|| {
+            let mut events = [EventData::new(event)];
+            let mut timeout = KFD_EVENT_TIMEOUT_INFINITE;
+            ioctls::wait_events(&s.machine, s.kfd, &mut events, false, &mut timeout)
+        });
+        // Let everything settle into its idle state, then measure.
+        std::thread::sleep(Duration::from_millis(100));
+        let before = cpu_time();
+        std::thread::sleep(Duration::from_millis(500));
+        let used = cpu_time().checked_sub(before).unwrap();
+        ioctls::set_event(&s.machine, s.kfd, event).unwrap();
+        assert_eq!(waiter.join().unwrap().unwrap(), WaitResult::COMPLETE);
+        // A spinning thread would use ~500 ms; allow a generous margin for timer noise.
+        assert!(
+            used < Duration::from_millis(50),
+            "idle machine used {used:?} of CPU"
+        );
+    });
+}
