@@ -28,7 +28,8 @@ pub fn preset(name: &str) -> Result<MachineConfig, SimError> {
     }
 }
 
-/// The process-wide machine, created on first call from `AQUEDUCT_SIM_MACHINE`.
+/// The process-wide machine, created on first call from `AQUEDUCT_SIM_MACHINE`. Every call
+/// returns a handle to the same machine.
 pub fn default_machine() -> Result<Machine, SimError> {
     DEFAULT
         .get_or_init(|| {
@@ -39,4 +40,24 @@ pub fn default_machine() -> Result<Machine, SimError> {
         })
         .clone()
         .map_err(SimError::Config)
+}
+
+#[cfg(test)]
+mod tests {
+    use kfd::sys::Sys;
+
+    use super::*;
+
+    #[test]
+    fn presets_by_name_and_one_default_machine() {
+        assert_eq!(preset("").unwrap().gpus.len(), 1);
+        assert_eq!(preset("mi300x").unwrap().gpus[0].xccs, 8);
+        assert_eq!(preset("mi210-hive").unwrap().gpus.len(), 4);
+        assert_eq!(preset("mi300x-platform").unwrap().gpus.len(), 8);
+        assert!(matches!(preset("h100"), Err(SimError::Config(_))));
+        let a = default_machine().unwrap();
+        let b = default_machine().unwrap();
+        assert_eq!(a.kernel_id(), b.kernel_id());
+        assert_ne!(a.kernel_id(), kfd::sys::HOST_KERNEL);
+    }
 }

@@ -523,3 +523,56 @@ fn unmapping_user_memory_takes_it_from_the_gpu() {
     s.unmap_gpu(&bo, &[s.gpu_id]).unwrap();
     s.free(&bo).unwrap();
 }
+
+#[test]
+fn aql_queue_memory_is_half_allocated_and_mapped_twice() {
+    let s = Session::small();
+    let bo = s
+        .alloc(
+            AllocFlags::GTT | AllocFlags::WRITABLE | AllocFlags::AQL_QUEUE_MEM,
+            2 * PAGE,
+        )
+        .unwrap();
+    s.map_gpu(&bo, &[s.gpu_id]).unwrap();
+    let vm = s.machine.gpu_vm(pid(), s.gpu_id).unwrap();
+    let first = vm.translate(bo.va, 8, Access::Write).unwrap();
+    let second = vm.translate(bo.va + PAGE, 8, Access::Write).unwrap();
+    assert_eq!(first.host_address(bo.va), second.host_address(bo.va + PAGE));
+    assert!(vm.translate(bo.va + 2 * PAGE, 8, Access::Read).is_err());
+}
+
+#[test]
+fn concurrent_allocations_leave_nothing_behind() {
+    let s = Session::small();
+    let baseline = s.machine.counts();
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                for i in 0..40u64 {
+                    let flags = if i % 2 == 0 {
+                        AllocFlags::VRAM
+                    } else {
+                        AllocFlags::GTT
+                    };
+                    let bo = s
+                        .alloc(flags | AllocFlags::WRITABLE, PAGE * (1 + i % 3))
+                        .unwrap();
+                    s.cpu_map(&bo).unwrap();
+                    s.map_gpu(&bo, &[s.gpu_id]).unwrap();
+                    bo.word(0).store(i, Ordering::Relaxed);
+                    s.unmap_gpu(&bo, &[s.gpu_id]).unwrap();
+                    s.free(&bo).unwrap();
+                    let ptr = std::ptr::NonNull::new(bo.va as *mut std::ffi::c_void).unwrap();
+                    // SAFETY: the BO's CPU mapping belongs to this iteration and is unused now.
+                    unsafe { s.sys().munmap(ptr, bo.size as usize) }.unwrap();
+                }
+            });
+        }
+    });
+    let after = s.machine.counts();
+    assert_eq!(after, baseline);
+    assert_eq!(
+        ioctls::available_memory(s.sys(), s.kfd, s.gpu_id).unwrap(),
+        (1024 - 8) << 20
+    );
+}

@@ -415,6 +415,7 @@ impl Process {
             return Err(Errno::ENOMEM);
         }
         let entry_size = size_of::<EventData>() as u64;
+        let kfd_minor = self.shared.kfd_minor;
         let mut events = self.events();
         let mut wanted: Vec<Wanted> = Vec::with_capacity(n as usize);
         let mut outcome: Result<(), Errno> = Ok(());
@@ -433,7 +434,10 @@ impl Process {
                 outcome = Err(Errno::EINVAL);
                 break;
             };
-            let age_enabled = event.kind == EventType::SIGNAL && data.last_event_age() != 0;
+            // Event ages exist since interface 1.14; older kernels read no age.
+            let age_enabled = kfd_minor >= kfd::abi::MINOR_EVENT_AGE
+                && event.kind == EventType::SIGNAL
+                && data.last_event_age() != 0;
             let waiter = Arc::new(Waiter {
                 activated: AtomicBool::new(event.signaled),
                 destroyed: AtomicBool::new(false),
