@@ -36,7 +36,11 @@ pub fn acquire_vm(sys: &dyn Sys, kfd: RawFd, drm_fd: RawFd, gpu_id: u32) -> Resu
     call::<req::AcquireVm>(sys, kfd, &mut args)
 }
 
-/// AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, with the kernel's two-call pattern: count, then fill.
+/// Most GPU apertures [`get_process_apertures`] reads (far more GPUs than a machine holds).
+pub const MAX_APERTURE_NODES: u32 = 1024;
+
+/// AMDKFD_IOC_GET_PROCESS_APERTURES_NEW, with the kernel's two-call pattern: count, then fill
+/// (at most [`MAX_APERTURE_NODES`] entries).
 pub fn get_process_apertures(
     sys: &dyn Sys,
     kfd: RawFd,
@@ -44,6 +48,8 @@ pub fn get_process_apertures(
     let mut args = GetProcessAperturesNewArgs::default();
     // SAFETY: with `num_of_nodes == 0` the kernel writes through no pointer, only the count.
     unsafe { call_unchecked::<req::GetProcessAperturesNew>(sys, kfd, &mut args)? };
+    // The count comes from the kernel: never let it size an allocation unchecked.
+    args.num_of_nodes = args.num_of_nodes.min(MAX_APERTURE_NODES);
     let mut apertures = vec![ProcessDeviceApertures::default(); args.num_of_nodes as usize];
     if apertures.is_empty() {
         return Ok(apertures);

@@ -108,11 +108,9 @@ impl Kfd {
             Error::Unsupported(format!("queues on GPU {gpu_id:#x}: no EOP buffer size"))
         })?;
         let on_gpu = [gpu_id];
+        // GPU-writable: kernels that enqueue work themselves write packets into the ring.
         let ring = self
-            .allocate(
-                gpu_id,
-                Allocation::new(ring_kind, u64::from(ring_size)).gpu_read_only(),
-            )?
+            .allocate(gpu_id, Allocation::new(ring_kind, u64::from(ring_size)))?
             .map_to(&on_gpu)?;
         let pointer_page = self
             .allocate(gpu_id, Allocation::new(MemoryKind::GttUncached, page))?
