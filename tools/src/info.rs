@@ -3,7 +3,11 @@
 use std::sync::Arc;
 
 use aqueduct::backend::{self, BackendChoice};
-use aqueduct::kfd::topology::{HeapType, LinkType, Node, NodeKind, Topology};
+use aqueduct::kfd::abi::sysfs::Capability;
+use aqueduct::kfd::sys::Backend;
+use aqueduct::kfd::topology::{
+    HeapType, LinkDirectory, LinkType, Node, NodeKind, TargetId, Topology,
+};
 use aqueduct::kfd::{Linux, ProcessBinding, Sys};
 
 type Error = Box<dyn std::error::Error>;
@@ -15,9 +19,14 @@ pub fn run() -> Result<(), Error> {
             show(&sys)
         }
         BackendChoice::Simulator => {
-            println!("backend: simulator (no /dev/kfd here)");
-            println!("the simulated machine is not built yet; see README.md, \"Status\"");
-            Ok(())
+            let machine = aqueduct::sim::default_machine()?;
+            eprintln!(
+                "aqueduct: using the simulator (no /dev/kfd here, or {}=sim): {}",
+                backend::BACKEND_ENV,
+                machine.description()
+            );
+            let sys: Arc<dyn Sys> = Arc::new(machine);
+            show(&sys)
         }
     }
 }
@@ -25,7 +34,10 @@ pub fn run() -> Result<(), Error> {
 fn show(sys: &Arc<dyn Sys>) -> Result<(), Error> {
     let binding = ProcessBinding::for_sys(sys)?;
     let (major, minor) = binding.interface_version();
-    println!("backend: {:?}", sys.backend());
+    match sys.backend() {
+        Backend::Linux => println!("backend: {}", aqueduct::kfd::abi::sysfs::KFD_DEVICE_PATH),
+        Backend::Simulator(machine) => println!("backend: simulator, {machine}"),
+    }
     println!("kfd interface: {major}.{minor}");
     let topology = Topology::read(sys.as_ref())?;
     println!("topology generation {}", topology.generation_id);
@@ -49,9 +61,12 @@ fn print_node(node: &Node) {
             );
         }
         NodeKind::Gpu(gpu_id) => {
-            let target = props
-                .gfx_version()
-                .map_or_else(|e| format!("unknown ({e})"), |v| v.to_string());
+            // XNACK is a per-process mode, known once the driver is open: left out here.
+            let sramecc = props.capability().contains(Capability::SRAM_EDCSUPPORTED);
+            let target = props.gfx_version().map_or_else(
+                |e| format!("unknown target ({e})"),
+                |v| TargetId::new(v, Some(sramecc), None).to_string(),
+            );
             let cus = props
                 .compute_units()
                 .map_or_else(|| "?".to_owned(), |n| n.to_string());
@@ -88,9 +103,13 @@ fn print_node(node: &Node) {
             LinkType::Xgmi => "XGMI".to_owned(),
             LinkType::Other(n) => format!("type {n}"),
         };
+        let directory = match link.directory {
+            LinkDirectory::Io => "io",
+            LinkDirectory::PeerToPeer => "p2p",
+        };
         println!(
-            "  {:?} link {}: {kind} to node {}, weight {}",
-            link.directory, link.index, link.properties.node_to, link.properties.weight
+            "  {directory} link {}: {kind} to node {}, weight {}",
+            link.index, link.properties.node_to, link.properties.weight
         );
     }
     if !node.caches.is_empty() {
