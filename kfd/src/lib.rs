@@ -21,8 +21,8 @@
 //! destroys itself when dropped; the driver closes when the last of them is gone. Errors name
 //! the operation and, where the kernel refused, the request and errno.
 //!
-//! `unsafe` lives in [`ioctl`], [`ioctls`], [`linux`], [`address_space`] (mappings),
-//! [`memory`], [`doorbell`] and [`queue`] only.
+//! `unsafe` lives in [`ioctl`], [`ioctls`], [`linux`], [`address_space`] (mappings), the event
+//! page, [`memory`], [`doorbell`] and [`queue`] only.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 

@@ -741,7 +741,15 @@ fn signal_events_set_reset_auto_reset_and_age() {
         WaitStatus::Timeout
     );
 
-    // Ages: a set since the last observed age completes a wait even after a reset.
+    // Ages: a fresh event still has the initial age, so waiting since it waits...
+    let fresh = kfd.create_signal_event(false).unwrap();
+    let mut wait = [EventWait::since(&fresh, kfd::event::INITIAL_EVENT_AGE)];
+    assert_eq!(
+        kfd.wait_events(&mut wait, true, poll).unwrap().status,
+        WaitStatus::Timeout
+    );
+    drop(fresh);
+    // ...and a set since the last observed age completes a wait even after a reset.
     let mut wait = [EventWait::since(&manual, kfd::event::INITIAL_EVENT_AGE)];
     assert_eq!(
         kfd.wait_events(&mut wait, true, poll).unwrap().status,
@@ -1266,5 +1274,56 @@ fn concurrent_opens_and_closes_share_one_driver_and_leak_nothing() {
             });
         }
     });
+    assert_eq!(machine.process_counts(pid()), binding_only(2));
+}
+
+/// Opens the render nodes of some minors only.
+#[derive(Debug)]
+struct SomeRenderNodes(Vec<u32>);
+
+impl kfd::RenderNodeOpener for SomeRenderNodes {
+    fn open_render_node(
+        &self,
+        sys: &dyn Sys,
+        minor: u32,
+    ) -> Result<i32, Box<dyn std::error::Error + Send + Sync>> {
+        if self.0.contains(&minor) {
+            drm_amdgpu::AmdgpuRenderNodes.open_render_node(sys, minor)
+        } else {
+            Err(Box::new(std::io::Error::from_raw_os_error(libc::EPERM)))
+        }
+    }
+}
+
+#[test]
+fn gpus_whose_render_node_cannot_be_opened_are_hidden() {
+    use kfd::RenderNodeOpener as _;
+    let (machine, sys) = machine(small(2));
+    let minors: Vec<u32> = machine.gpus().iter().map(|g| g.render_minor).collect();
+    let options = |allowed: Vec<u32>| kfd::OpenOptions {
+        render_nodes: Arc::new(SomeRenderNodes(allowed)),
+        ..kfd::OpenOptions::default()
+    };
+    let err = Kfd::open_with(&sys, &options(Vec::new())).unwrap_err();
+    assert!(matches!(err, Error::NoUsableGpu(_)), "{err}");
+    assert!(
+        err.to_string().contains(&format!("renderD{}", minors[0])),
+        "{err}"
+    );
+
+    let kfd = Kfd::open_with(&sys, &options(vec![minors[1]])).unwrap();
+    assert_eq!(kfd.gpus().len(), 1);
+    assert_eq!(kfd.gpus()[0].drm_render_minor(), minors[1]);
+    let hidden = kfd.hidden_gpus();
+    assert_eq!(hidden.len(), 1);
+    assert_eq!(hidden[0].gpu_id, Some(machine.gpus()[0].gpu_id));
+    assert!(hidden[0].reason.contains("renderD"), "{:?}", hidden[0]);
+    common::exercise(&kfd);
+    close(kfd);
+    // A later open that can reach both binds the other one too.
+    let kfd = open(&sys).unwrap();
+    assert_eq!(kfd.gpus().len(), 2);
+    common::exercise(&kfd);
+    close(kfd);
     assert_eq!(machine.process_counts(pid()), binding_only(2));
 }
