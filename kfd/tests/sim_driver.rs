@@ -1297,7 +1297,6 @@ impl kfd::RenderNodeOpener for SomeRenderNodes {
 
 #[test]
 fn gpus_whose_render_node_cannot_be_opened_are_hidden() {
-    use kfd::RenderNodeOpener as _;
     let (machine, sys) = machine(small(2));
     let minors: Vec<u32> = machine.gpus().iter().map(|g| g.render_minor).collect();
     let options = |allowed: Vec<u32>| kfd::OpenOptions {
