@@ -243,6 +243,14 @@ impl Kfd {
                 }
                 NodeKind::Gpu(id) => id,
             };
+            if let Err(err) = node.properties.gfx_version() {
+                hidden.push(HiddenGpu {
+                    node_index: node.index,
+                    gpu_id: Some(gpu_id),
+                    reason: format!("unknown ISA: {err}"),
+                });
+                continue;
+            }
             if let Some(file) = state.render_files.get(&gpu_id) {
                 usable.push((node.clone(), *file));
                 continue;

@@ -662,3 +662,48 @@ impl Drop for GpuMapping {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_exactly_one_domain_and_never_substitutes() {
+        for kind in MemoryKind::ALL {
+            let flags = kind.alloc_flags();
+            assert_eq!(
+                (flags & AllocFlags::DOMAINS).bits().count_ones(),
+                1,
+                "{kind}: {flags:?}"
+            );
+            assert!(flags.contains(AllocFlags::NO_SUBSTITUTE));
+        }
+        assert_eq!(
+            MemoryKind::GttUncached.alloc_flags(),
+            AllocFlags::GTT
+                | AllocFlags::COHERENT
+                | AllocFlags::UNCACHED
+                | AllocFlags::NO_SUBSTITUTE
+        );
+        assert!(
+            MemoryKind::VramHostVisible
+                .alloc_flags()
+                .contains(AllocFlags::PUBLIC)
+        );
+        assert!(
+            !MemoryKind::VramPrivate
+                .alloc_flags()
+                .contains(AllocFlags::PUBLIC)
+        );
+        let request = Allocation::new(MemoryKind::GttCoarse, 4096)
+            .executable()
+            .gpu_read_only();
+        assert!(request.flags().contains(AllocFlags::EXECUTABLE));
+        assert!(!request.flags().contains(AllocFlags::WRITABLE));
+        assert!(
+            Allocation::new(MemoryKind::GttCoarse, 1)
+                .flags()
+                .contains(AllocFlags::WRITABLE)
+        );
+    }
+}
