@@ -1326,3 +1326,33 @@ fn gpus_whose_render_node_cannot_be_opened_are_hidden() {
     close(kfd);
     assert_eq!(machine.process_counts(pid()), binding_only(2));
 }
+
+#[test]
+fn a_multi_xcc_gpu_gets_queues_sized_for_every_xcc() {
+    let (machine, sys) = machine(
+        MachineConfig::mi300x()
+            .with_compute_units(16)
+            .with_vram(1 << 30),
+    );
+    let kfd = open(&sys).unwrap();
+    let gpu = &kfd.gpus()[0];
+    assert_eq!(gpu.gfx_version().processor_name(), "gfx942");
+    let sizes = gpu.cwsr_sizes().unwrap();
+    assert_eq!(sizes.xcc_count, 8);
+    let sim = &machine.gpus()[0].queue_buffers;
+    assert_eq!(sizes.total_size, u64::from(sim.cwsr_allocation()));
+    common::exercise(&kfd);
+    close(kfd);
+    assert_eq!(machine.process_counts(pid()), binding_only(1));
+}
+
+#[test]
+fn full_size_presets_work_end_to_end() {
+    for config in [MachineConfig::mi210(), MachineConfig::mi300x()] {
+        let (machine, sys) = machine(config);
+        let kfd = open(&sys).unwrap();
+        common::exercise(&kfd);
+        close(kfd);
+        assert_eq!(machine.process_counts(pid()), binding_only(1));
+    }
+}
