@@ -20,6 +20,8 @@
 //! - [`dispatch`]: what the command processor asks of the shader core;
 //! - [`queue`]: what the kernel-driver model asks of the command processor.
 //!
+//! [`shader`] is the shader core behind [`dispatch::ShaderCore`].
+//!
 //! `unsafe` lives in [`host_memory`](crate) (mappings of the simulator's memory), the fork gate
 //! (`pthread_atfork`), the file table (borrowing fd numbers for `fstat`) and the `Sys`
 //! implementation (forwarding host calls to [`kfd::Linux`]).
@@ -29,6 +31,7 @@
 pub mod clock;
 pub mod dispatch;
 pub mod queue;
+pub mod shader;
 pub mod target;
 pub mod vm;
 

@@ -1,0 +1,302 @@
+//! Vector ALU encodings: VOP1, VOP2, VOPC (with their DPP and SDWA forms), VOP3A/B and VOP3P.
+
+use super::operand::{DPP, LITERAL, LiteralSlot, SDWA, scalar_source, vector_source, vgpr};
+use super::{DecodeError, Luts, bits, lookup, word};
+use crate::shader::isa::{
+    DppControl, Encoding, Extra, Family, Inst, Op, Operand, SdwaControl, SdwaSel, Ty,
+};
+use crate::target::GfxTarget;
+
+const VCC: Operand = Operand::Sgpr(106);
+
+/// Opcodes whose VOP2 form writes a carry to VCC (VOP3B form: to SDST).
+fn writes_carry(op: Op) -> bool {
+    matches!(
+        op,
+        Op::VAddCoU32
+            | Op::VSubCoU32
+            | Op::VSubrevCoU32
+            | Op::VAddcCoU32
+            | Op::VSubbCoU32
+            | Op::VSubbrevCoU32
+    )
+}
+
+/// Opcodes whose VOP2 form reads VCC as a third source.
+fn reads_vcc(op: Op) -> bool {
+    matches!(
+        op,
+        Op::VCndmaskB32 | Op::VAddcCoU32 | Op::VSubbCoU32 | Op::VSubbrevCoU32
+    )
+}
+
+/// Opcodes in the VOP3B layout (SDST instead of ABS/OP_SEL).
+fn is_vop3b(op: Op) -> bool {
+    writes_carry(op)
+        || matches!(
+            op,
+            Op::VDivScaleF32 | Op::VDivScaleF64 | Op::VMadU64U32 | Op::VMadI64I32
+        )
+}
+
+/// VOP2 opcodes with a constant K dword: (K follows src0 in the syntax, i.e. madmk form).
+fn k_constant(op: Op) -> Option<bool> {
+    match op {
+        Op::VMadmkF32 | Op::VFmamkF32 | Op::VMadmkF16 => Some(true),
+        Op::VMadakF32 | Op::VFmaakF32 | Op::VMadakF16 => Some(false),
+        _ => None,
+    }
+}
+
+/// Decode SRC0 of a 32-bit VOP encoding, handling literal, DPP and SDWA forms. Returns the
+/// encoding and the number of dwords.
+fn vop_src0(
+    inst: &mut Inst,
+    words: &[u32],
+    family: &'static str,
+    sig: [Ty; 5],
+) -> Result<(), DecodeError> {
+    let code = bits(words[0], 0, 9);
+    let lit = LiteralSlot { index: 1, family };
+    let mut used = false;
+    match code {
+        DPP => {
+            let w1 = word(words, 1, family)?;
+            inst.enc = Encoding::Dpp;
+            inst.dwords = 2;
+            inst.src[0] = vgpr(bits(w1, 0, 8), false);
+            inst.mods.neg = (bits(w1, 20, 1) | bits(w1, 22, 1) << 1) as u8;
+            inst.mods.abs = (bits(w1, 21, 1) | bits(w1, 23, 1) << 1) as u8;
+            inst.extra = Extra::Dpp(DppControl {
+                ctrl: bits(w1, 8, 9) as u16,
+                row_mask: bits(w1, 28, 4) as u8,
+                bank_mask: bits(w1, 24, 4) as u8,
+                bound_ctrl: bits(w1, 19, 1) != 0,
+            });
+        }
+        SDWA => {
+            let w1 = word(words, 1, family)?;
+            inst.enc = Encoding::Sdwa;
+            inst.dwords = 2;
+            let src0 = bits(w1, 0, 8);
+            inst.src[0] = if bits(w1, 23, 1) != 0 {
+                scalar_source(
+                    src0,
+                    sig[2],
+                    words,
+                    LiteralSlot { index: 2, family },
+                    &mut used,
+                )?
+            } else {
+                vgpr(src0, false)
+            };
+            let sel = |v: u32| {
+                SdwaSel::from_bits(v).ok_or(DecodeError::Invalid {
+                    family,
+                    what: "reserved SDWA select",
+                })
+            };
+            inst.mods.neg = (bits(w1, 20, 1) | bits(w1, 28, 1) << 1) as u8;
+            inst.mods.abs = (bits(w1, 21, 1) | bits(w1, 29, 1) << 1) as u8;
+            inst.mods.clamp = bits(w1, 13, 1) != 0;
+            inst.mods.omod = bits(w1, 14, 2) as u8;
+            inst.extra = Extra::Sdwa(SdwaControl {
+                dst_sel: sel(bits(w1, 8, 3))?,
+                dst_unused: bits(w1, 11, 2) as u8,
+                src0_sel: sel(bits(w1, 16, 3))?,
+                src0_sext: bits(w1, 19, 1) != 0,
+                src1_sel: sel(bits(w1, 24, 3))?,
+                src1_sext: bits(w1, 27, 1) != 0,
+            });
+        }
+        _ => {
+            inst.src[0] = vector_source(code, sig[2], words, lit, &mut used, false)?;
+            if used {
+                inst.dwords = 2;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// VSRC1 of VOP2/VOPC: a VGPR, or in SDWA with S1 set, a scalar source.
+fn vsrc1(inst: &Inst, words: &[u32], family: &'static str, ty: Ty) -> Result<Operand, DecodeError> {
+    let code = bits(words[0], 9, 8);
+    if inst.enc == Encoding::Sdwa && bits(words[1], 31, 1) != 0 {
+        let mut used = false;
+        return scalar_source(code, ty, words, LiteralSlot { index: 2, family }, &mut used);
+    }
+    Ok(vgpr(code, false))
+}
+
+/// VOP2: `0 op[30:25] vdst[24:17] vsrc1[16:9] src0[8:0]`.
+pub fn vop2(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, DecodeError> {
+    const F: &str = "VOP2";
+    let _ = target;
+    let w = words[0];
+    let op = lookup(&luts.vop2, bits(w, 25, 6), F)?;
+    let sig = op.info().sig;
+    let mut inst = Inst::new(op, Encoding::Vop2, 1);
+    vop_src0(&mut inst, words, F, sig)?;
+    inst.src[1] = vsrc1(&inst, words, F, sig[3])?;
+    inst.dst = vgpr(bits(w, 17, 8), false);
+    if writes_carry(op) {
+        inst.sdst = VCC;
+    }
+    if reads_vcc(op) {
+        inst.src[2] = VCC;
+    }
+    if let Some(_mk) = k_constant(op) {
+        if inst.enc != Encoding::Vop2 || inst.dwords != 1 {
+            return Err(DecodeError::Invalid {
+                family: F,
+                what: "madmk/madak with a literal, DPP or SDWA source",
+            });
+        }
+        inst.extra = Extra::Imm(word(words, 1, F)?);
+        inst.dwords = 2;
+    }
+    Ok(inst)
+}
+
+/// VOP1: `0111111 vdst[24:17] op[16:9] src0[8:0]`.
+pub fn vop1(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, DecodeError> {
+    const F: &str = "VOP1";
+    let _ = target;
+    let w = words[0];
+    let op = lookup(&luts.vop1, bits(w, 9, 8), F)?;
+    let sig = op.info().sig;
+    let mut inst = Inst::new(op, Encoding::Vop1, 1);
+    if matches!(op, Op::VNop | Op::VClrexcp) {
+        return Ok(inst);
+    }
+    vop_src0(&mut inst, words, F, sig)?;
+    let vdst = bits(w, 17, 8);
+    inst.dst = match op {
+        Op::VReadfirstlaneB32 => super::operand::scalar_dest(vdst, F)?,
+        Op::VAccvgprMovB32 => {
+            // Both operands are AGPRs.
+            if let Operand::Vgpr(n) = inst.src[0] {
+                inst.src[0] = Operand::Vgpr(n | 256);
+            }
+            vgpr(vdst, true)
+        }
+        _ => vgpr(vdst, false),
+    };
+    Ok(inst)
+}
+
+/// VOPC: `0111110 op[24:17] vsrc1[16:9] src0[8:0]`; writes VCC (SDWA: VCC or an SGPR pair).
+pub fn vopc(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, DecodeError> {
+    const F: &str = "VOPC";
+    let _ = target;
+    let w = words[0];
+    let op = lookup(&luts.vopc, bits(w, 17, 8), F)?;
+    let sig = op.info().sig;
+    let mut inst = Inst::new(op, Encoding::Vopc, 1);
+    vop_src0(&mut inst, words, F, sig)?;
+    inst.src[1] = vsrc1(&inst, words, F, sig[3])?;
+    inst.dst = VCC;
+    if inst.enc == Encoding::Sdwa {
+        // SDWA VOPC: bits 15:8 hold SD (bit 15) and SDST; CLAMP/OMOD do not exist there.
+        let w1 = words[1];
+        inst.mods.omod = 0;
+        if bits(w1, 15, 1) != 0 {
+            inst.dst = super::operand::scalar_dest(bits(w1, 8, 7), F)?;
+        }
+    }
+    Ok(inst)
+}
+
+/// VOP3A/VOP3B: `110100 op[25:16] clamp[15] (op_sel[14:11] abs[10:8] | sdst[14:8]) vdst[7:0]`,
+/// then `neg[31:29] omod[28:27] src2[26:18] src1[17:9] src0[8:0]`.
+pub fn vop3(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
+    const F: &str = "VOP3";
+    let w = words[0];
+    let w1 = word(words, 1, F)?;
+    let op = lookup(&luts.vop3, bits(w, 16, 10), F)?;
+    let info = op.info();
+    let sig = info.sig;
+    let mut inst = Inst::new(op, Encoding::Vop3, 2);
+    let lit = LiteralSlot {
+        index: 2,
+        family: F,
+    };
+    let mut used = false;
+    let codes = [bits(w1, 0, 9), bits(w1, 9, 9), bits(w1, 18, 9)];
+    for i in 0..3 {
+        if sig[2 + i] != Ty::N {
+            if codes[i] == LITERAL {
+                return Err(DecodeError::Invalid {
+                    family: F,
+                    what: "literal in a VOP3 encoding (GFX10+ only)",
+                });
+            }
+            inst.src[i] = vector_source(codes[i], sig[2 + i], words, lit, &mut used, false)?;
+        }
+    }
+    let vdst = bits(w, 0, 8);
+    inst.dst = if info.family == Family::Vopc || op == Op::VReadlaneB32 {
+        super::operand::scalar_dest(vdst, F)?
+    } else {
+        vgpr(vdst, false)
+    };
+    inst.mods.clamp = bits(w, 15, 1) != 0;
+    inst.mods.omod = bits(w1, 27, 2) as u8;
+    inst.mods.neg = bits(w1, 29, 3) as u8;
+    if is_vop3b(op) {
+        inst.sdst = super::operand::scalar_dest(bits(w, 8, 7), F)?;
+    } else {
+        inst.mods.abs = bits(w, 8, 3) as u8;
+        inst.mods.op_sel = bits(w, 11, 4) as u8;
+    }
+    Ok(inst)
+}
+
+/// VOP3P: `110100111 op[22:16] clamp[15] op_sel_hi2[14] op_sel[13:11] neg_hi[10:8] vdst[7:0]`,
+/// then `neg[31:29] op_sel_hi[28:27] src2 src1 src0`. Matrix (MAI) opcodes reuse the layout with
+/// accumulator-select bits; v_accvgpr_read/write address AGPRs.
+pub fn vop3p(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
+    const F: &str = "VOP3P";
+    let w = words[0];
+    let w1 = word(words, 1, F)?;
+    let op = lookup(&luts.vop3p, bits(w, 16, 7), F)?;
+    let sig = op.info().sig;
+    let mut inst = Inst::new(op, Encoding::Vop3p, 2);
+    let lit = LiteralSlot {
+        index: 2,
+        family: F,
+    };
+    let mut used = false;
+    let codes = [bits(w1, 0, 9), bits(w1, 9, 9), bits(w1, 18, 9)];
+    let mai = op.name().starts_with("v_mfma");
+    // MAI: ACC_CD (bit 15) makes vdst and src2 AGPRs; NEG bits 61:59 become per-source ACC.
+    let acc_cd = mai && bits(w, 15, 1) != 0;
+    for i in 0..3 {
+        if sig[2 + i] != Ty::N {
+            if codes[i] == LITERAL {
+                return Err(DecodeError::Invalid {
+                    family: F,
+                    what: "literal in a VOP3P encoding",
+                });
+            }
+            let acc = match op {
+                Op::VAccvgprReadB32 => true,
+                _ if mai => (i == 2 && acc_cd) || bits(w1, 29 + i as u32, 1) != 0,
+                _ => false,
+            };
+            inst.src[i] = vector_source(codes[i], sig[2 + i], words, lit, &mut used, acc)?;
+        }
+    }
+    let dst_acc = op == Op::VAccvgprWriteB32 || acc_cd;
+    inst.dst = vgpr(bits(w, 0, 8), dst_acc);
+    if mai {
+        return Ok(inst);
+    }
+    inst.mods.clamp = bits(w, 15, 1) != 0;
+    inst.mods.neg = bits(w1, 29, 3) as u8;
+    inst.mods.neg_hi = bits(w, 8, 3) as u8;
+    inst.mods.op_sel = bits(w, 11, 3) as u8;
+    inst.mods.op_sel_hi = (bits(w1, 27, 2) | bits(w, 14, 1) << 2) as u8;
+    Ok(inst)
+}
