@@ -150,7 +150,7 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 
-TOOLS="clang-19 ld.lld-19 llvm-mc-19 clang-22 ld.lld-22 llvm-mc-22
+TOOLS="clang-19 ld.lld-19 llvm-mc-19 llvm-objdump-19 clang-22 ld.lld-22 llvm-mc-22
        clang-offload-bundler-19 clang-offload-bundler-22 sha256sum xargs"
 missing=""
 for t in $TOOLS; do command -v "$t" >/dev/null 2>&1 || missing="$missing $t"; done
@@ -236,6 +236,18 @@ HOST_FLAGS=(-target x86_64-unknown-linux-gnu -O2 -fPIC -fno-ident -fno-asynchron
 cp "$HOSTW/hip_fatbin_host.o" "$HOSTW/hip_fatbin_host.so" "$FIX/"
 fixture_meta hip_fatbin_host.o "clang-19 ${HOST_FLAGS[*]} -c src/host/hip_fatbin_host.c (.incbin of vector_add.hipfb)"
 fixture_meta hip_fatbin_host.so "ld.lld-19 -shared hip_fatbin_host.o"
+
+# -------------------------------------------------------- disassembly ----
+# The shader-core simulator's decoder oracle: llvm-objdump-19's disassembly of every code
+# object of the simulated targets, committed next to it as <object>.dis and read by
+# sim/tests/shader_decoder_oracle.rs (so that test needs no LLVM).
+for t in $CORE_TARGETS; do
+    for co in "$OUT/$t"/*.co[0-9]; do
+        rel="$t/$(basename "$co")"
+        (cd "$OUT" && llvm-objdump-19 -d --mcpu="$t" "$rel") >"$co.dis"
+        printf '%s\t%s\n' "$rel.dis" "llvm-objdump-19 -d --mcpu=$t $rel" >"$WORK/meta/${rel//\//__}.dis"
+    done
+done
 
 # ----------------------------------------------------------- manifest ----
 {

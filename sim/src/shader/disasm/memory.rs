@@ -96,7 +96,7 @@ fn swizzle(out: &mut String, imm: u32) {
     let or = (imm >> 5) & 0x1f;
     let xor = (imm >> 10) & 0x1f;
     let group = 0x1f - and + 1;
-    if and == 0x1f && or == 0 && xor.count_ones() == 1 {
+    if and == 0x1f && or == 0 && xor.is_power_of_two() {
         let _ = write!(out, "swizzle(SWAP,{xor})");
     } else if and == 0x1f && or == 0 && xor > 0 && (xor + 1).is_power_of_two() {
         let _ = write!(out, "swizzle(REVERSE,{})", xor + 1);

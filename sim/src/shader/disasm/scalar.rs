@@ -165,7 +165,7 @@ fn sendmsg(out: &mut String, imm: u32) {
     let gs_op =
         |op: u32| ["GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT"].get(op as usize);
     let text = match (msg, simple) {
-        (_, Some(name)) if op == 0 && stream == 0 => Some(format!("{name}")),
+        (_, Some(name)) if op == 0 && stream == 0 => Some(name.to_string()),
         (2, _) if (1..=3).contains(&op) => gs_op(op).map(|o| format!("MSG_GS, {o}, {stream}")),
         (3, _) if op == 0 && stream == 0 => Some("MSG_GS_DONE, GS_OP_NOP".to_string()),
         (3, _) if (1..=3).contains(&op) => gs_op(op).map(|o| format!("MSG_GS_DONE, {o}, {stream}")),
@@ -199,10 +199,8 @@ fn sopp(out: &mut String, inst: &Inst) {
         | Op::SCbranchCdbgsysAndUser => {
             let _ = write!(out, " {}", imm as u16);
         }
-        Op::SEndpgm => {
-            if imm != 0 {
-                let _ = write!(out, " {imm}");
-            }
+        Op::SEndpgm if imm != 0 => {
+            let _ = write!(out, " {imm}");
         }
         Op::SSetGprIdxMode => {
             out.push(' ');

@@ -11,13 +11,7 @@ use crate::target::GfxTarget;
 fn suffix(inst: &Inst, target: GfxTarget) -> &'static str {
     let family = inst.op.info().family;
     match inst.enc {
-        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc => {
-            if has_e64_form(inst.op, target) {
-                "_e32"
-            } else {
-                ""
-            }
-        }
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc if has_e64_form(inst.op, target) => "_e32",
         Encoding::Vop3 if matches!(family, Family::Vop1 | Family::Vop2 | Family::Vopc) => "_e64",
         Encoding::Dpp => "_dpp",
         Encoding::Sdwa => "_sdwa",
