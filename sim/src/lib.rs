@@ -21,14 +21,17 @@
 //! - [`queue`]: what the kernel-driver model asks of the command processor.
 //!
 //! [`shader`] is the shader core behind [`dispatch::ShaderCore`].
+//! [`cp`] is the command processor, [`cp::CommandProcessorEngine`]: one thread per AQL queue.
 //!
 //! `unsafe` lives in [`host_memory`](crate) (mappings of the simulator's memory), the fork gate
-//! (`pthread_atfork`), the file table (borrowing fd numbers for `fstat`) and the `Sys`
-//! implementation (forwarding host calls to [`kfd::Linux`]).
+//! (`pthread_atfork`), the file table (borrowing fd numbers for `fstat`), the `Sys`
+//! implementation (forwarding host calls to [`kfd::Linux`]) and the command processor's device
+//! memory access (atomics on translated GPU addresses).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod clock;
+pub mod cp;
 pub mod dispatch;
 pub mod queue;
 pub mod shader;
