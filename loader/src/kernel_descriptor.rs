@@ -297,6 +297,22 @@ impl KernelDescriptor {
         rsrc1::GRANULATED_WORKITEM_VGPR_COUNT.get(self.compute_pgm_rsrc1)
     }
 
+    /// VGPRs per work-item the descriptor allocates, `(GRANULATED_WORKITEM_VGPR_COUNT + 1) ×
+    /// granule`, the encoding granule being 8 on GFX90A/GFX94x/GFX950 (ArchVGPRs and AccVGPRs
+    /// together), 8 in wave32 and 4 in wave64 on GFX10+, and 4 on older GFX9 and before
+    /// (LLVM's `getVGPREncodingGranule`; code-objects.md §5.2). This is what
+    /// `.amdhsa_next_free_vgpr` disassembles to.
+    pub fn allocated_vgprs(&self, processor: &crate::target::Processor) -> u32 {
+        let granule = if processor.has_unified_vgprs()
+            || (processor.version.0 >= 10 && self.wavefront_size() == 32)
+        {
+            8
+        } else {
+            4
+        };
+        (self.granulated_vgpr_count() + 1) * granule
+    }
+
     /// COMPUTE_PGM_RSRC1.GRANULATED_WAVEFRONT_SGPR_COUNT.
     pub fn granulated_sgpr_count(&self) -> u32 {
         rsrc1::GRANULATED_WAVEFRONT_SGPR_COUNT.get(self.compute_pgm_rsrc1)

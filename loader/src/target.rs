@@ -27,7 +27,8 @@ pub struct Processor {
     pub mach: u8,
     /// The LLVM processor name, e.g. `gfx90a` or `gfx11-generic`.
     pub name: &'static str,
-    /// ISA version (major, minor, stepping); all zero for generic processors.
+    /// ISA version (major, minor, stepping); for a generic processor, its family's major and
+    /// minor with stepping 0 (`gfx9-4-generic` is 9.4.0).
     pub version: (u8, u8, u8),
     /// Whether the processor has the `xnack` feature (page-fault replay).
     pub xnack: bool,
@@ -45,6 +46,12 @@ impl Processor {
     pub fn gfx_target_version(&self) -> u32 {
         let (major, minor, stepping) = self.version;
         u32::from(major) * 10000 + u32::from(minor) * 100 + u32::from(stepping)
+    }
+
+    /// Whether the processor has the unified VGPR file of GFX90A, GFX94x and GFX950 (ArchVGPRs and
+    /// AccVGPRs allocated together, encoding granule 8).
+    pub fn has_unified_vgprs(&self) -> bool {
+        matches!(self.version, (9, 0, 10) | (9, 4 | 5, _))
     }
 
     /// Whether the processor supports `feature`.
@@ -103,11 +110,17 @@ const fn concrete(
     }
 }
 
-const fn generic(mach: u8, name: &'static str, xnack: bool, sramecc: bool) -> Processor {
+const fn generic(
+    mach: u8,
+    name: &'static str,
+    version: (u8, u8, u8),
+    xnack: bool,
+    sramecc: bool,
+) -> Processor {
     Processor {
         mach,
         name,
-        version: (0, 0, 0),
+        version,
         xnack,
         sramecc,
         generic: None,
@@ -174,12 +187,12 @@ static PROCESSORS: &[Processor] = &[
     concrete(0x4e, "gfx1201", (12, 0, 1), false, false, G12),
     concrete(0x49, "gfx1250", (12, 5, 0), true, true, None),
     concrete(0x5a, "gfx1251", (12, 5, 1), true, true, None),
-    generic(0x51, "gfx9-generic", true, false),
-    generic(0x5f, "gfx9-4-generic", true, true),
-    generic(0x52, "gfx10-1-generic", true, false),
-    generic(0x53, "gfx10-3-generic", false, false),
-    generic(0x54, "gfx11-generic", false, false),
-    generic(0x59, "gfx12-generic", false, false),
+    generic(0x51, "gfx9-generic", (9, 0, 0), true, false),
+    generic(0x5f, "gfx9-4-generic", (9, 4, 0), true, true),
+    generic(0x52, "gfx10-1-generic", (10, 1, 0), true, false),
+    generic(0x53, "gfx10-3-generic", (10, 3, 0), false, false),
+    generic(0x54, "gfx11-generic", (11, 0, 0), false, false),
+    generic(0x59, "gfx12-generic", (12, 0, 0), false, false),
 ];
 
 /// A target feature that a code object may require on or off.
