@@ -2,7 +2,7 @@
 //! segments, dynamic section, symbols, relocations, metadata, kernel descriptors), so that
 //! [`CodeObject::load`] is a copy plus arithmetic.
 
-use std::collections::HashMap;
+use std::hash::BuildHasher as _;
 use std::sync::Arc;
 
 use object::LittleEndian as LE;
@@ -43,14 +43,19 @@ pub(crate) struct Info {
     pub kernels: Vec<KernelSymbol>,
     pub variables: Vec<VariableSymbol>,
     pub functions: Vec<FunctionSymbol>,
-    pub by_name: HashMap<Box<str>, SymbolRef>,
+    pub by_name: NameIndex,
     /// The metadata without its kernels (those are in `kernels`).
     pub metadata: Option<Metadata>,
 }
 
 impl Info {
     pub fn lookup(&self, name: &str) -> Option<SymbolRef> {
-        self.by_name.get(name).copied()
+        let names = Names {
+            kernels: &self.kernels,
+            variables: &self.variables,
+            functions: &self.functions,
+        };
+        self.by_name.get(&names, name)
     }
 }
 
@@ -129,7 +134,7 @@ impl<'data> CodeObject<'data> {
             attach_metadata(version, &mut kernels, metadata)?;
         }
         let (variables, functions) = find_globals(&dynamic_symbols, &static_symbols, &kernels);
-        let by_name = name_index(&kernels, &variables, &functions);
+        let by_name = NameIndex::build(&kernels, &variables, &functions);
         let info = Info {
             version,
             target,
@@ -533,31 +538,31 @@ fn find_kernels(
     dynamic_symbols: &[Symbol<'_>],
     static_symbols: &[Symbol<'_>],
 ) -> Result<Vec<KernelSymbol>> {
-    let mut kernels: Vec<KernelSymbol> = Vec::new();
-    let mut seen: HashMap<&str, u64> = HashMap::new();
-    for sym in dynamic_symbols.iter().chain(static_symbols) {
-        let Some(name) = sym.name.strip_suffix(".kd") else {
-            continue;
-        };
-        if name.is_empty()
-            || !sym.is_defined()
-            || sym.is_absolute()
-            || !matches!(sym.kind, STT_OBJECT | STT_AMDGPU_HSA_KERNEL)
-        {
-            continue;
-        }
-        if let Some(&vaddr) = seen.get(sym.name) {
-            if vaddr != sym.value {
-                return Err(Error::malformed(
-                    format!("kernel descriptor `{}`", sym.name),
-                    "two symbols of this name point at different descriptors",
-                ));
-            }
-            continue;
-        }
-        seen.insert(sym.name, sym.value);
-        kernels.push(read_kernel(data, segments, layout, sym, name)?);
+    // Candidates from both tables, sorted by name: a descriptor listed in .dynsym and .symtab
+    // appears twice with the same address; two addresses under one name are an error.
+    let mut candidates: Vec<&Symbol<'_>> = dynamic_symbols
+        .iter()
+        .chain(static_symbols)
+        .filter(|sym| {
+            is_descriptor_name(sym.name)
+                && sym.name.len() > 3
+                && sym.is_defined()
+                && !sym.is_absolute()
+                && matches!(sym.kind, STT_OBJECT | STT_AMDGPU_HSA_KERNEL)
+        })
+        .collect();
+    candidates.sort_unstable_by(|a, b| (a.name, a.value).cmp(&(b.name, b.value)));
+    candidates.dedup_by(|a, b| (a.name, a.value) == (b.name, b.value));
+    if let Some(pair) = candidates.windows(2).find(|w| w[0].name == w[1].name) {
+        return Err(Error::malformed(
+            format!("kernel descriptor `{}`", pair[0].name),
+            "two symbols of this name point at different descriptors",
+        ));
     }
+    let mut kernels = candidates
+        .into_iter()
+        .map(|sym| read_kernel(data, segments, layout, sym, &sym.name[..sym.name.len() - 3]))
+        .collect::<Result<Vec<_>>>()?;
     kernels.sort_by_key(|k| k.descriptor_vaddr);
     Ok(kernels)
 }
@@ -644,14 +649,18 @@ fn attach_metadata(
     kernels: &mut [KernelSymbol],
     metadata: &mut Metadata,
 ) -> Result<()> {
-    let index: HashMap<String, usize> = kernels
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (k.descriptor_symbol.clone(), i))
-        .collect();
+    let mut by_symbol: Vec<usize> = (0..kernels.len()).collect();
+    by_symbol.sort_unstable_by(|&a, &b| {
+        kernels[a]
+            .descriptor_symbol
+            .cmp(&kernels[b].descriptor_symbol)
+    });
     for meta in std::mem::take(&mut metadata.kernels) {
         let fail = |detail: String| Error::Metadata(format!("kernel `{}`: {detail}", meta.name));
-        let Some(&i) = index.get(meta.symbol.as_str()) else {
+        let found = by_symbol
+            .binary_search_by(|&i| kernels[i].descriptor_symbol.as_str().cmp(&meta.symbol))
+            .map(|at| by_symbol[at]);
+        let Ok(i) = found else {
             return Err(fail(format!(
                 "`.symbol` {} is not a kernel descriptor symbol of the object",
                 meta.symbol
@@ -709,44 +718,45 @@ fn attach_metadata(
     Ok(())
 }
 
-/// Variables and functions, exported ones first, each (name, address) once.
-fn find_globals<'data>(
-    dynamic_symbols: &[Symbol<'data>],
-    static_symbols: &[Symbol<'data>],
+/// Variables and functions: the exported ones (from `.dynsym`, or `.symtab` when there is no
+/// `.dynsym`), then the local ones (`.symtab` only).
+fn find_globals(
+    dynamic_symbols: &[Symbol<'_>],
+    static_symbols: &[Symbol<'_>],
     kernels: &[KernelSymbol],
 ) -> (Vec<VariableSymbol>, Vec<FunctionSymbol>) {
-    let kernel_names: std::collections::HashSet<&str> =
-        kernels.iter().map(|k| k.name.as_str()).collect();
+    let mut kernel_names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+    kernel_names.sort_unstable();
     let mut variables = Vec::new();
     let mut functions = Vec::new();
-    let mut seen: std::collections::HashSet<(&str, u64)> = std::collections::HashSet::new();
-    let mut visit = |sym: &Symbol<'data>, exported_pass: bool| {
-        if sym.is_exported() != exported_pass
-            || !sym.is_defined()
-            || sym.name.is_empty()
-            || !seen.insert((sym.name, sym.value))
-        {
-            return;
-        }
-        match sym.kind {
-            STT_OBJECT if !is_descriptor_name(sym.name) => variables.push(VariableSymbol {
-                name: sym.name.to_owned(),
-                vaddr: sym.value,
-                size: sym.size,
-                exported: exported_pass,
-            }),
-            STT_FUNC if !kernel_names.contains(sym.name) => functions.push(FunctionSymbol {
-                name: sym.name.to_owned(),
-                vaddr: sym.value,
-                size: sym.size,
-                exported: exported_pass,
-            }),
-            _ => {}
-        }
+    let exported_table = if dynamic_symbols.len() > 1 {
+        dynamic_symbols
+    } else {
+        static_symbols
     };
-    for exported_pass in [true, false] {
-        for sym in dynamic_symbols.iter().chain(static_symbols) {
-            visit(sym, exported_pass);
+    let passes = [(exported_table, true), (static_symbols, false)];
+    for (table, exported_pass) in passes {
+        for sym in table {
+            if sym.is_exported() != exported_pass || !sym.is_defined() || sym.name.is_empty() {
+                continue;
+            }
+            match sym.kind {
+                STT_OBJECT if !is_descriptor_name(sym.name) => variables.push(VariableSymbol {
+                    name: sym.name.to_owned(),
+                    vaddr: sym.value,
+                    size: sym.size,
+                    exported: exported_pass,
+                }),
+                STT_FUNC if kernel_names.binary_search(&sym.name).is_err() => {
+                    functions.push(FunctionSymbol {
+                        name: sym.name.to_owned(),
+                        vaddr: sym.value,
+                        size: sym.size,
+                        exported: exported_pass,
+                    });
+                }
+                _ => {}
+            }
         }
     }
     (variables, functions)
@@ -757,40 +767,111 @@ fn is_descriptor_name(name: &str) -> bool {
     name.strip_suffix(".kd").is_some()
 }
 
-/// The name index: kernels (link name, `.kd` name, metadata name), then exported variables
-/// and functions, then local ones; the first claim on a name wins.
-fn name_index(
-    kernels: &[KernelSymbol],
-    variables: &[VariableSymbol],
-    functions: &[FunctionSymbol],
-) -> HashMap<Box<str>, SymbolRef> {
-    let mut by_name: HashMap<Box<str>, SymbolRef> =
-        HashMap::with_capacity(kernels.len() * 2 + variables.len() + functions.len());
-    for (i, k) in kernels.iter().enumerate() {
-        let r = SymbolRef::Kernel(i as u32);
-        by_name.entry(k.name.as_str().into()).or_insert(r);
-        by_name
-            .entry(k.descriptor_symbol.as_str().into())
-            .or_insert(r);
-        if let Some(m) = &k.metadata {
-            by_name.entry(m.name.as_str().into()).or_insert(r);
-        }
-    }
-    for exported in [true, false] {
-        for (i, v) in variables.iter().enumerate() {
-            if v.exported == exported {
-                by_name
-                    .entry(v.name.as_str().into())
-                    .or_insert(SymbolRef::Variable(i as u32));
+/// Which of an entity's names an index entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NameOf {
+    /// A kernel's link name, a variable's or a function's name.
+    Plain,
+    /// A kernel's descriptor symbol (`name.kd`).
+    Descriptor,
+    /// A kernel's metadata `.name`.
+    Source,
+}
+
+/// Name lookup in O(1) without copying the names: a hash table of (entity, which name) entries
+/// whose names are read from the entities themselves. The first claim on a name wins: kernels
+/// (link name, `.kd` name, metadata name), then exported variables and functions, then local
+/// ones.
+#[derive(Debug, Default)]
+pub(crate) struct NameIndex {
+    hasher: hashbrown::DefaultHashBuilder,
+    table: hashbrown::HashTable<(SymbolRef, NameOf)>,
+}
+
+impl NameIndex {
+    fn build(
+        kernels: &[KernelSymbol],
+        variables: &[VariableSymbol],
+        functions: &[FunctionSymbol],
+    ) -> Self {
+        let mut index = Self {
+            hasher: hashbrown::DefaultHashBuilder::default(),
+            table: hashbrown::HashTable::with_capacity(
+                kernels.len() * 3 + variables.len() + functions.len(),
+            ),
+        };
+        let names = Names {
+            kernels,
+            variables,
+            functions,
+        };
+        for i in 0..kernels.len() {
+            let r = SymbolRef::Kernel(i as u32);
+            for which in [NameOf::Plain, NameOf::Descriptor, NameOf::Source] {
+                index.insert(&names, r, which);
             }
         }
-        for (i, f) in functions.iter().enumerate() {
-            if f.exported == exported {
-                by_name
-                    .entry(f.name.as_str().into())
-                    .or_insert(SymbolRef::Function(i as u32));
+        for exported in [true, false] {
+            for (i, v) in variables.iter().enumerate() {
+                if v.exported == exported {
+                    index.insert(&names, SymbolRef::Variable(i as u32), NameOf::Plain);
+                }
+            }
+            for (i, f) in functions.iter().enumerate() {
+                if f.exported == exported {
+                    index.insert(&names, SymbolRef::Function(i as u32), NameOf::Plain);
+                }
             }
         }
+        index
     }
-    by_name
+
+    fn insert(&mut self, names: &Names<'_>, r: SymbolRef, which: NameOf) {
+        let Some(name) = names.get(r, which) else {
+            return;
+        };
+        let hasher = &self.hasher;
+        let hash = hasher.hash_one(name);
+        let entry = self.table.entry(
+            hash,
+            |&(other, other_which)| names.get(other, other_which) == Some(name),
+            |&(other, other_which)| {
+                hasher.hash_one(names.get(other, other_which).unwrap_or_default())
+            },
+        );
+        if let hashbrown::hash_table::Entry::Vacant(slot) = entry {
+            slot.insert((r, which));
+        }
+    }
+
+    pub(crate) fn get(&self, names: &Names<'_>, name: &str) -> Option<SymbolRef> {
+        let hash = self.hasher.hash_one(name);
+        self.table
+            .find(hash, |&(r, which)| names.get(r, which) == Some(name))
+            .map(|&(r, _)| r)
+    }
+}
+
+/// The entities whose names a [`NameIndex`] refers to.
+pub(crate) struct Names<'a> {
+    pub kernels: &'a [KernelSymbol],
+    pub variables: &'a [VariableSymbol],
+    pub functions: &'a [FunctionSymbol],
+}
+
+impl Names<'_> {
+    fn get(&self, r: SymbolRef, which: NameOf) -> Option<&str> {
+        match (r, which) {
+            (SymbolRef::Kernel(i), NameOf::Plain) => Some(&self.kernels[i as usize].name),
+            (SymbolRef::Kernel(i), NameOf::Descriptor) => {
+                Some(&self.kernels[i as usize].descriptor_symbol)
+            }
+            (SymbolRef::Kernel(i), NameOf::Source) => self.kernels[i as usize]
+                .metadata
+                .as_ref()
+                .map(|m| m.name.as_str()),
+            (SymbolRef::Variable(i), _) => Some(&self.variables[i as usize].name),
+            (SymbolRef::Function(i), _) => Some(&self.functions[i as usize].name),
+        }
+    }
 }

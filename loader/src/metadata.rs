@@ -233,6 +233,38 @@ impl HiddenArg {
             .map_or("hidden_none", |(name, _)| name)
     }
 
+    /// The kind spelled `name` (e.g. `hidden_block_count_x`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        use HiddenArg as H;
+        Some(match name {
+            "hidden_none" => H::None,
+            "hidden_global_offset_x" => H::GlobalOffsetX,
+            "hidden_global_offset_y" => H::GlobalOffsetY,
+            "hidden_global_offset_z" => H::GlobalOffsetZ,
+            "hidden_block_count_x" => H::BlockCountX,
+            "hidden_block_count_y" => H::BlockCountY,
+            "hidden_block_count_z" => H::BlockCountZ,
+            "hidden_group_size_x" => H::GroupSizeX,
+            "hidden_group_size_y" => H::GroupSizeY,
+            "hidden_group_size_z" => H::GroupSizeZ,
+            "hidden_remainder_x" => H::RemainderX,
+            "hidden_remainder_y" => H::RemainderY,
+            "hidden_remainder_z" => H::RemainderZ,
+            "hidden_grid_dims" => H::GridDims,
+            "hidden_printf_buffer" => H::PrintfBuffer,
+            "hidden_hostcall_buffer" => H::HostcallBuffer,
+            "hidden_heap_v1" => H::HeapV1,
+            "hidden_default_queue" => H::DefaultQueue,
+            "hidden_completion_action" => H::CompletionAction,
+            "hidden_multigrid_sync_arg" => H::MultigridSyncArg,
+            "hidden_dynamic_lds_size" => H::DynamicLdsSize,
+            "hidden_private_base" => H::PrivateBase,
+            "hidden_shared_base" => H::SharedBase,
+            "hidden_queue_ptr" => H::QueuePtr,
+            _ => return None,
+        })
+    }
+
     /// Every hidden kind.
     pub fn all() -> impl Iterator<Item = HiddenArg> {
         HIDDEN_NAMES.iter().map(|(_, kind)| *kind)
@@ -250,10 +282,8 @@ impl ValueKind {
             "image" => Self::Image,
             "pipe" => Self::Pipe,
             "queue" => Self::Queue,
-            _ => HIDDEN_NAMES
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map_or_else(|| Self::Unknown(name.to_owned()), |(_, k)| Self::Hidden(*k)),
+            _ => HiddenArg::from_name(name)
+                .map_or_else(|| Self::Unknown(name.to_owned()), Self::Hidden),
         }
     }
 
@@ -356,7 +386,7 @@ impl Access {
 struct Place<'k> {
     kernel: Option<&'k str>,
     arg: Option<usize>,
-    key: &'k str,
+    key: &'k [u8],
 }
 
 impl Place<'_> {
@@ -369,7 +399,10 @@ impl Place<'_> {
             .arg
             .map(|a| format!("argument {a}: "))
             .unwrap_or_default();
-        format!("{kernel}{arg}key `{}`: {detail}", self.key)
+        format!(
+            "{kernel}{arg}key `{}`: {detail}",
+            String::from_utf8_lossy(self.key)
+        )
     }
 }
 
@@ -398,7 +431,14 @@ fn expect_bool(r: &mut Reader<'_>, place: &Place<'_>) -> Result<bool, DecodeErro
     }
 }
 
+/// A string, checked to be UTF-8.
 fn expect_str<'a>(r: &mut Reader<'a>, place: &Place<'_>) -> Result<&'a str, DecodeError> {
+    let bytes = expect_key(r, place)?;
+    std::str::from_utf8(bytes).map_err(|_| place.err("the string is not UTF-8"))
+}
+
+/// A string's bytes: map keys, matched against known ASCII names without decoding them.
+fn expect_key<'a>(r: &mut Reader<'a>, place: &Place<'_>) -> Result<&'a [u8], DecodeError> {
     match r.item()? {
         Item::Str(s) => Ok(s),
         other => Err(place.err(format!("expected a string, found {}", other.type_name()))),
@@ -460,18 +500,18 @@ impl Metadata {
         let root = Place {
             kernel: None,
             arg: None,
-            key: "(root)",
+            key: b"(root)",
         };
         let entries = expect_map(&mut r, &root)?;
         for _ in 0..entries {
-            let key = expect_str(&mut r, &root)?;
+            let key = expect_key(&mut r, &root)?;
             let place = Place {
                 kernel: None,
                 arg: None,
                 key,
             };
             match key {
-                "amdhsa.version" => {
+                b"amdhsa.version" => {
                     let list = expect_u32_list(&mut r, &place)?;
                     let [major, minor] = <[u32; 2]>::try_from(list.as_slice())
                         .map_err(|_| place.err("expected [major, minor]"))?;
@@ -480,20 +520,20 @@ impl Metadata {
                     }
                     self.version = Some((major, minor));
                 }
-                "amdhsa.target" => {
+                b"amdhsa.target" => {
                     let target = expect_str(&mut r, &place)?;
                     if self.target.as_deref().is_some_and(|t| t != target) {
                         return Err(place.err("two notes disagree"));
                     }
                     self.target = Some(target.to_owned());
                 }
-                "amdhsa.printf" => {
+                b"amdhsa.printf" => {
                     let n = expect_array(&mut r, &place)?;
                     for _ in 0..n {
                         self.printf.push(expect_str(&mut r, &place)?.to_owned());
                     }
                 }
-                "amdhsa.kernels" => {
+                b"amdhsa.kernels" => {
                     let n = expect_array(&mut r, &place)?;
                     self.kernels.reserve(n as usize);
                     for _ in 0..n {
@@ -517,14 +557,14 @@ impl KernelMetadata {
         let outer = Place {
             kernel: None,
             arg: None,
-            key: "amdhsa.kernels",
+            key: b"amdhsa.kernels",
         };
         let entries = expect_map(r, &outer)?;
         let mut k = Self::default();
         let mut seen = Required::default();
         // The name is usually not the first key: errors before it say "kernel ?".
         for _ in 0..entries {
-            let key = expect_str(r, &outer)?;
+            let key = expect_key(r, &outer)?;
             let kernel_name = if k.name.is_empty() { "?" } else { &k.name };
             let place = Place {
                 kernel: Some(kernel_name),
@@ -532,43 +572,43 @@ impl KernelMetadata {
                 key,
             };
             match key {
-                ".name" => {
+                b".name" => {
                     k.name = expect_str(r, &place)?.to_owned();
                     seen.name = true;
                 }
-                ".symbol" => {
+                b".symbol" => {
                     k.symbol = expect_str(r, &place)?.to_owned();
                     seen.symbol = true;
                 }
-                ".language" => k.language = Some(expect_str(r, &place)?.to_owned()),
-                ".language_version" => k.language_version = Some(expect_u32_list(r, &place)?),
-                ".args" => {
+                b".language" => k.language = Some(expect_str(r, &place)?.to_owned()),
+                b".language_version" => k.language_version = Some(expect_u32_list(r, &place)?),
+                b".args" => {
                     let n = expect_array(r, &place)?;
-                    let name = k.name.clone();
-                    k.args.reserve(n as usize);
+                    let mut args = Vec::with_capacity(n as usize);
                     for index in 0..n as usize {
-                        k.args.push(KernelArg::decode(r, &name, index)?);
+                        args.push(KernelArg::decode(r, kernel_name, index)?);
                     }
+                    k.args = args;
                 }
-                ".reqd_workgroup_size" => k.reqd_workgroup_size = Some(expect_dims(r, &place)?),
-                ".workgroup_size_hint" => k.workgroup_size_hint = Some(expect_dims(r, &place)?),
-                ".vec_type_hint" => k.vec_type_hint = Some(expect_str(r, &place)?.to_owned()),
-                ".device_enqueue_symbol" => {
+                b".reqd_workgroup_size" => k.reqd_workgroup_size = Some(expect_dims(r, &place)?),
+                b".workgroup_size_hint" => k.workgroup_size_hint = Some(expect_dims(r, &place)?),
+                b".vec_type_hint" => k.vec_type_hint = Some(expect_str(r, &place)?.to_owned()),
+                b".device_enqueue_symbol" => {
                     k.device_enqueue_symbol = Some(expect_str(r, &place)?.to_owned());
                 }
-                ".kernarg_segment_size" => {
+                b".kernarg_segment_size" => {
                     k.kernarg_segment_size = expect_u32(r, &place)?;
                     seen.kernarg_segment_size = true;
                 }
-                ".group_segment_fixed_size" => {
+                b".group_segment_fixed_size" => {
                     k.group_segment_fixed_size = expect_u32(r, &place)?;
                     seen.group_segment_fixed_size = true;
                 }
-                ".private_segment_fixed_size" => {
+                b".private_segment_fixed_size" => {
                     k.private_segment_fixed_size = expect_u32(r, &place)?;
                     seen.private_segment_fixed_size = true;
                 }
-                ".kernarg_segment_align" => {
+                b".kernarg_segment_align" => {
                     let align = expect_u32(r, &place)?;
                     if !align.is_power_of_two() {
                         return Err(place.err(format!("{align} is not a power of two")));
@@ -576,7 +616,7 @@ impl KernelMetadata {
                     k.kernarg_segment_align = align;
                     seen.kernarg_segment_align = true;
                 }
-                ".wavefront_size" => {
+                b".wavefront_size" => {
                     let size = expect_u32(r, &place)?;
                     if size != 32 && size != 64 {
                         return Err(place.err(format!("{size} is neither 32 nor 64")));
@@ -584,22 +624,22 @@ impl KernelMetadata {
                     k.wavefront_size = size;
                     seen.wavefront_size = true;
                 }
-                ".sgpr_count" => {
+                b".sgpr_count" => {
                     k.sgpr_count = expect_u32(r, &place)?;
                     seen.sgpr_count = true;
                 }
-                ".vgpr_count" => {
+                b".vgpr_count" => {
                     k.vgpr_count = expect_u32(r, &place)?;
                     seen.vgpr_count = true;
                 }
-                ".agpr_count" => k.agpr_count = Some(expect_u32(r, &place)?),
-                ".max_flat_workgroup_size" => {
+                b".agpr_count" => k.agpr_count = Some(expect_u32(r, &place)?),
+                b".max_flat_workgroup_size" => {
                     k.max_flat_workgroup_size = expect_u32(r, &place)?;
                     seen.max_flat_workgroup_size = true;
                 }
-                ".sgpr_spill_count" => k.sgpr_spill_count = Some(expect_u32(r, &place)?),
-                ".vgpr_spill_count" => k.vgpr_spill_count = Some(expect_u32(r, &place)?),
-                ".kind" => {
+                b".sgpr_spill_count" => k.sgpr_spill_count = Some(expect_u32(r, &place)?),
+                b".vgpr_spill_count" => k.vgpr_spill_count = Some(expect_u32(r, &place)?),
+                b".kind" => {
                     k.kind = expect_named(r, &place, |s| match s {
                         "normal" => Some(KernelKind::Normal),
                         "init" => Some(KernelKind::Init),
@@ -607,17 +647,23 @@ impl KernelMetadata {
                         _ => None,
                     })?;
                 }
-                ".max_num_work_groups_x" => k.max_num_work_groups[0] = Some(expect_u32(r, &place)?),
-                ".max_num_work_groups_y" => k.max_num_work_groups[1] = Some(expect_u32(r, &place)?),
-                ".max_num_work_groups_z" => k.max_num_work_groups[2] = Some(expect_u32(r, &place)?),
-                ".uses_dynamic_stack" => k.uses_dynamic_stack = Some(expect_bool(r, &place)?),
-                ".workgroup_processor_mode" => {
+                b".max_num_work_groups_x" => {
+                    k.max_num_work_groups[0] = Some(expect_u32(r, &place)?);
+                }
+                b".max_num_work_groups_y" => {
+                    k.max_num_work_groups[1] = Some(expect_u32(r, &place)?);
+                }
+                b".max_num_work_groups_z" => {
+                    k.max_num_work_groups[2] = Some(expect_u32(r, &place)?);
+                }
+                b".uses_dynamic_stack" => k.uses_dynamic_stack = Some(expect_bool(r, &place)?),
+                b".workgroup_processor_mode" => {
                     k.workgroup_processor_mode = Some(expect_bool(r, &place)?);
                 }
-                ".uniform_work_group_size" => {
+                b".uniform_work_group_size" => {
                     k.uniform_work_group_size = Some(expect_bool(r, &place)?);
                 }
-                ".cluster_dims" => k.cluster_dims = Some(expect_dims(r, &place)?),
+                b".cluster_dims" => k.cluster_dims = Some(expect_dims(r, &place)?),
                 _ => r.skip_value(3)?,
             }
         }
@@ -672,46 +718,47 @@ impl KernelArg {
         let outer = Place {
             kernel: Some(kernel),
             arg: Some(index),
-            key: ".args",
+            key: b".args",
         };
         let entries = expect_map(r, &outer)?;
         let mut a = Self::default();
         let (mut has_size, mut has_offset, mut has_kind) = (false, false, false);
         for _ in 0..entries {
-            let key = expect_str(r, &outer)?;
+            let key = expect_key(r, &outer)?;
             let place = Place {
                 kernel: Some(kernel),
                 arg: Some(index),
                 key,
             };
             match key {
-                ".name" => a.name = Some(expect_str(r, &place)?.to_owned()),
-                ".type_name" => a.type_name = Some(expect_str(r, &place)?.to_owned()),
-                ".size" => {
-                    a.size = expect_u32(r, &place)?;
-                    has_size = true;
-                }
-                ".offset" => {
+                // The keys every argument has first.
+                b".offset" => {
                     a.offset = expect_u32(r, &place)?;
                     has_offset = true;
                 }
-                ".value_kind" => {
+                b".size" => {
+                    a.size = expect_u32(r, &place)?;
+                    has_size = true;
+                }
+                b".value_kind" => {
                     a.value_kind = ValueKind::from_name(expect_str(r, &place)?);
                     has_kind = true;
                 }
-                ".value_type" => a.value_type = Some(expect_str(r, &place)?.to_owned()),
-                ".pointee_align" => a.pointee_align = Some(expect_u32(r, &place)?),
-                ".address_space" => {
+                b".name" => a.name = Some(expect_str(r, &place)?.to_owned()),
+                b".type_name" => a.type_name = Some(expect_str(r, &place)?.to_owned()),
+                b".value_type" => a.value_type = Some(expect_str(r, &place)?.to_owned()),
+                b".pointee_align" => a.pointee_align = Some(expect_u32(r, &place)?),
+                b".address_space" => {
                     a.address_space = Some(expect_named(r, &place, AddressSpace::from_name)?);
                 }
-                ".access" => a.access = Some(expect_named(r, &place, Access::from_name)?),
-                ".actual_access" => {
+                b".access" => a.access = Some(expect_named(r, &place, Access::from_name)?),
+                b".actual_access" => {
                     a.actual_access = Some(expect_named(r, &place, Access::from_name)?);
                 }
-                ".is_const" => a.is_const = expect_bool(r, &place)?,
-                ".is_restrict" => a.is_restrict = expect_bool(r, &place)?,
-                ".is_volatile" => a.is_volatile = expect_bool(r, &place)?,
-                ".is_pipe" => a.is_pipe = expect_bool(r, &place)?,
+                b".is_const" => a.is_const = expect_bool(r, &place)?,
+                b".is_restrict" => a.is_restrict = expect_bool(r, &place)?,
+                b".is_volatile" => a.is_volatile = expect_bool(r, &place)?,
+                b".is_pipe" => a.is_pipe = expect_bool(r, &place)?,
                 _ => r.skip_value(5)?,
             }
         }
@@ -732,5 +779,23 @@ impl KernelArg {
     /// The end of the argument in the kernarg segment (`offset + size`).
     pub fn end(&self) -> u64 {
         u64::from(self.offset) + u64::from(self.size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_names_round_trip() {
+        for kind in HiddenArg::all() {
+            assert_eq!(HiddenArg::from_name(kind.name()), Some(kind));
+            assert_eq!(ValueKind::from_name(kind.name()), ValueKind::Hidden(kind));
+        }
+        assert_eq!(HiddenArg::all().count(), 24);
+        assert_eq!(
+            ValueKind::from_name("hidden_future"),
+            ValueKind::Unknown("hidden_future".into())
+        );
     }
 }

@@ -33,15 +33,16 @@ fn exercise(bytes: &[u8], what: &dyn Fn() -> String) -> Result<(), Error> {
         let _ = FatBinary::parse(bytes);
         Ok(())
     }));
-    match outcome {
-        Ok(result) => result,
-        Err(_) => panic!("panic on {}", what()),
-    }
+    outcome.unwrap_or_else(|_| panic!("panic on {}", what()))
 }
 
 fn program() -> Vec<u8> {
     let mut second = SynthKernel::new("second", [S_ENDPGM, S_ENDPGM].concat());
-    second.hidden = vec!["hidden_block_count_x", "hidden_group_size_x", "hidden_grid_dims"];
+    second.hidden = vec![
+        "hidden_block_count_x",
+        "hidden_group_size_x",
+        "hidden_grid_dims",
+    ];
     second.args = vec![(8, "global_buffer"), (4, "by_value"), (4, "by_value")];
     Synth {
         kernels: vec![SynthKernel::new("first", S_ENDPGM.to_vec()), second],
@@ -95,7 +96,12 @@ fn committed_kernels() -> Vec<(String, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels/bin");
     let mut out = Vec::new();
     for target in ["gfx90a", "gfx942", "gfx1100"] {
-        for name in ["vector_add.co5", "global_ptr.co5", "extern_sym.co6", "preload.co5"] {
+        for name in [
+            "vector_add.co5",
+            "global_ptr.co5",
+            "extern_sym.co6",
+            "preload.co5",
+        ] {
             if let Ok(bytes) = std::fs::read(root.join(target).join(name)) {
                 out.push((format!("{target}/{name}"), bytes));
             }
@@ -144,7 +150,10 @@ fn corrupted_bytes_never_panic() {
         }
         // Most header bytes matter; a corruption that goes unnoticed is one that changes
         // nothing the loader relies on (code bytes, padding, names).
-        assert!(errors > total / 10, "{name}: only {errors} of {total} mutations refused");
+        assert!(
+            errors > total / 10,
+            "{name}: only {errors} of {total} mutations refused"
+        );
     }
 }
 
@@ -347,17 +356,25 @@ fn relocation_defects_are_refused() {
             for offset in [image_end, image_end - kind.width() + 1, u64::MAX - 2] {
                 let mut b = file.clone();
                 put_u64(&mut b, entry, offset);
-                assert_refused(&b, &format!("{name}: relocation {index} r_offset {offset:#x}"), relocation);
+                assert_refused(
+                    &b,
+                    &format!("{name}: relocation {index} r_offset {offset:#x}"),
+                    relocation,
+                );
             }
             // A symbol index beyond .dynsym (ROCm PR #9031).
             let mut b = file.clone();
             let info = u64_at(&b, entry + 8);
             put_u64(&mut b, entry + 8, (symbols << 32) | (info & 0xffff_ffff));
-            assert_refused(&b, &format!("{name}: relocation {index} symbol {symbols}"), relocation);
+            assert_refused(
+                &b,
+                &format!("{name}: relocation {index} symbol {symbols}"),
+                relocation,
+            );
             // RELATIVE64 naming a symbol.
             if kind == RelocationKind::Relative64 {
                 let mut b = file.clone();
-                put_u64(&mut b, entry + 8, (1 << 32) | 13);
+                put_u64(&mut b, entry + 8, (1 << 32) | 0xd);
                 assert_refused(&b, &format!("{name}: RELATIVE64 with a symbol"), relocation);
             }
         }
@@ -373,14 +390,18 @@ fn relocation_defects_are_refused() {
             let bad: &[u64] = match tag {
                 8 => &[25, 24 * 1_000_000, u64::MAX - 7],
                 9 | 11 => &[16, 0],
-                5 | 6 | 7 | 4 => &[u64::MAX - 100, 0x7fff_0000],
+                4..=7 => &[u64::MAX - 100, 0x7fff_0000],
                 10 => &[u64::MAX / 2],
                 _ => &[],
             };
             for &value in bad {
                 let mut b = file.clone();
                 put_u64(&mut b, at + 8, value);
-                assert_refused(&b, &format!("{name}: dynamic tag {tag} = {value:#x}"), malformed);
+                assert_refused(
+                    &b,
+                    &format!("{name}: dynamic tag {tag} = {value:#x}"),
+                    malformed,
+                );
             }
             at += 16;
         }
@@ -446,13 +467,15 @@ fn metadata_defects_are_errors() {
             for value in [0x00u8, 0xc1, 0xdf, 0xff, file[at] ^ 0x01] {
                 let mut b = file.clone();
                 b[at] = value;
-                let _ = exercise(&b, &|| format!("{name}: metadata byte {at:#x} := {value:#x}"));
+                let _ = exercise(&b, &|| {
+                    format!("{name}: metadata byte {at:#x} := {value:#x}")
+                });
             }
         }
         // The map claiming 2^32-1 entries, and a string claiming 4 GiB.
         let mut b = file.clone();
         b[desc] = 0xdf;
-        b.splice(desc + 1..desc + 1, [0xff, 0xff, 0xff, 0xff]);
+        b.splice((desc + 1)..=desc, [0xff, 0xff, 0xff, 0xff]);
         let _ = exercise(&b, &|| format!("{name}: map32 of 2^32-1"));
         let mut b = file.clone();
         b[desc + 1] = 0xdb;
@@ -460,17 +483,25 @@ fn metadata_defects_are_errors() {
     }
 }
 
+type Check = fn(&Error) -> bool;
+
 #[test]
 fn identity_checks_name_what_is_wrong() {
     let file = program();
-    let cases: &[(&str, usize, u8, fn(&Error) -> bool)] = &[
+    let cases: &[(&str, usize, u8, Check)] = &[
         ("magic", 0, 0, |e| matches!(e, Error::NotElf)),
         ("class", 4, 1, |e| matches!(e, Error::UnsupportedElf(_))),
         ("data", 5, 2, |e| matches!(e, Error::UnsupportedElf(_))),
         ("os abi", 7, 0, |e| matches!(e, Error::NotHsa(0))),
-        ("abi v2", 8, 0, |e| matches!(e, Error::UnsupportedVersion { abi_version: 0 })),
-        ("abi v3", 8, 1, |e| matches!(e, Error::UnsupportedVersion { abi_version: 1 })),
-        ("abi v9", 8, 7, |e| matches!(e, Error::UnsupportedVersion { .. })),
+        ("abi v2", 8, 0, |e| {
+            matches!(e, Error::UnsupportedVersion { abi_version: 0 })
+        }),
+        ("abi v3", 8, 1, |e| {
+            matches!(e, Error::UnsupportedVersion { abi_version: 1 })
+        }),
+        ("abi v9", 8, 7, |e| {
+            matches!(e, Error::UnsupportedVersion { .. })
+        }),
         ("ET_REL", 0x10, 1, |e| matches!(e, Error::NotShared(1))),
         ("ET_EXEC", 0x10, 2, |e| matches!(e, Error::NotShared(2))),
         ("machine", 0x12, 62, |e| matches!(e, Error::NotAmdgpu(62))),
