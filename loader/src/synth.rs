@@ -936,3 +936,79 @@ pub fn offload_bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
     }
     out
 }
+
+/// A large code object: `kernels` kernels of `code` bytes each (HIP-like signature, V5 hidden
+/// arguments), and a data table with `relocations` alternating RELATIVE64 and ABS64 entries
+/// pointing at the kernel descriptors.
+pub fn many_kernels(kernels: usize, code: usize, relocations: usize, e_flags: u32) -> Vec<u8> {
+    let hidden = vec![
+        "hidden_block_count_x",
+        "hidden_block_count_y",
+        "hidden_block_count_z",
+        "hidden_group_size_x",
+        "hidden_group_size_y",
+        "hidden_group_size_z",
+        "hidden_remainder_x",
+        "hidden_remainder_y",
+        "hidden_remainder_z",
+        "hidden_global_offset_x",
+        "hidden_global_offset_y",
+        "hidden_global_offset_z",
+        "hidden_grid_dims",
+    ];
+    let kernels: Vec<SynthKernel> = (0..kernels)
+        .map(|i| {
+            let body: Vec<u8> = (0..code).map(|b| (b * 31 + i * 7) as u8).collect();
+            let mut k = SynthKernel::new(&format!("_Z6kernel{i}PfS_S_i"), body);
+            k.args = vec![
+                (8, "global_buffer"),
+                (8, "global_buffer"),
+                (8, "global_buffer"),
+                (4, "by_value"),
+            ];
+            k.hidden.clone_from(&hidden);
+            k
+        })
+        .collect();
+    let names: Vec<String> = kernels.iter().map(|k| format!("{}.kd", k.name)).collect();
+    let table = relocations;
+    let relocations = (0..relocations)
+        .map(|i| SynthRelocation {
+            variable: "dispatch_table".into(),
+            offset: 8 * i as u64,
+            target: if i % 2 == 0 {
+                SynthTarget::Relative(names[i % names.len()].clone(), 0)
+            } else {
+                SynthTarget::Symbol(RelocationKind::Abs64, names[i % names.len()].clone(), 0)
+            },
+        })
+        .collect();
+    Synth {
+        e_flags,
+        target_name: None,
+        kernels,
+        variables: vec![SynthVariable {
+            name: "dispatch_table".into(),
+            data: Some(vec![0; 8 * table]),
+            size: 8 * table as u64,
+            exported: true,
+        }],
+        relocations,
+        ..Synth::default()
+    }
+    .build()
+}
+
+/// An offload bundle with a host entry and three code objects (gfx90a, gfx942, gfx1100) of
+/// `kernels` kernels with `code` bytes of code each: the shape of a HIP fat binary.
+pub fn fat_binary(kernels: usize, code: usize) -> Vec<u8> {
+    let gfx90a = many_kernels(kernels, code, 64, 0x53f);
+    let gfx942 = many_kernels(kernels, code, 64, 0x54c);
+    let gfx1100 = many_kernels(kernels, code, 64, 0x41);
+    offload_bundle(&[
+        ("host-x86_64-unknown-linux-gnu-", &[]),
+        ("hipv4-amdgcn-amd-amdhsa--gfx90a", &gfx90a),
+        ("hipv4-amdgcn-amd-amdhsa--gfx942", &gfx942),
+        ("hipv4-amdgcn-amd-amdhsa--gfx1100", &gfx1100),
+    ])
+}
