@@ -18,7 +18,14 @@ fn committed(dir: &str) -> Vec<(String, Vec<u8>)> {
         .join("../tests/kernels/bin")
         .join(dir);
     let mut files: Vec<_> = std::fs::read_dir(&root)
-        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .map(|d| {
+            d.map(|e| e.unwrap().path())
+                .filter(|p| {
+                    p.extension()
+                        .is_some_and(|e| matches!(e.to_str(), Some("co4" | "co5" | "co6")))
+                })
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     files

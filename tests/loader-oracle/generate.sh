@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# tests/loader-oracle/generate.sh -- record what the LLVM oracles say about the committed test
+# kernels, so that the loader's conformance tests (loader/tests/conformance.rs) compare against
+# them without LLVM at run time.
+#
+#   tests/loader-oracle/generate.sh          rewrite golden/ from tests/kernels/bin
+#   tests/loader-oracle/generate.sh --check  regenerate into a temp dir; exit 1 on any drift
+#
+# Per code object tests/kernels/bin/<target>/<name>.co<V> it writes golden/<target>/<name>.co<V>:
+#   *.readelf  llvm-readelf-19 -h -d -s -r --dyn-syms --notes   (symbols, relocations, metadata)
+#   *.kd       llvm-objdump -D -j .rodata --mcpu=<target>       (kernel descriptors as .amdhsa_*)
+# llvm-objdump-19 for the targets LLVM 19 knows, llvm-objdump-22 for gfx950 and gfx9-4-generic
+# (as tests/kernels/verify.sh does). Per fixture (bundles, host ELF): *.bundle, the entry ids
+# clang-offload-bundler-22 --list prints. Paths in the outputs are relative.
+set -euo pipefail
+export LC_ALL=C
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BIN=$(cd "$HERE/../kernels/bin" && pwd)
+
+check=0
+[ "${1:-}" = "--check" ] && check=1
+
+out="$HERE/golden"
+if [ $check = 1 ]; then
+    out=$(mktemp -d)
+    trap 'rm -rf "$out"' EXIT
+else
+    rm -rf "$out"
+fi
+
+llvm19_knows() {
+    case "$1" in gfx950 | gfx9-4-generic) return 1 ;; *) return 0 ;; esac
+}
+
+for f in "$BIN"/*/*.co[0-9]; do
+    rel=${f#"$BIN"/}
+    target=${rel%%/*}
+    mkdir -p "$out/$target"
+    (cd "$BIN" && llvm-readelf-19 -h -d -s -r --dyn-syms --notes "$rel") >"$out/$rel.readelf"
+    if llvm19_knows "$target"; then od=llvm-objdump-19; else od=llvm-objdump-22; fi
+    # The first lines name the file; keep only the disassembly.
+    (cd "$BIN" && "$od" -D -j .rodata --mcpu="$target" "$rel" 2>&1 || true) \
+        | grep -v "file format" >"$out/$rel.kd"
+done
+tmp=$(mktemp -d)
+for f in "$BIN"/fixtures/*; do
+    rel=${f#"$BIN"/}
+    mkdir -p "$out/fixtures"
+    input=$f
+    # A host ELF: the bundler lists what its .hip_fatbin section holds.
+    if llvm-objcopy-19 --dump-section=.hip_fatbin="$tmp/fatbin" "$f" "$tmp/stripped" 2>/dev/null; then
+        input=$tmp/fatbin
+    fi
+    clang-offload-bundler-22 --list --type=o --input="$input" >"$out/$rel.bundle" 2>&1 || true
+done
+rm -rf "$tmp"
+
+if [ $check = 1 ]; then
+    if ! diff -r -q "$HERE/golden" "$out" >/dev/null; then
+        echo "DRIFT: tests/loader-oracle/golden differs from what the oracles say now:"
+        diff -r -q "$HERE/golden" "$out" | sed 's/^/  /' | head -20
+        echo "rerun tests/loader-oracle/generate.sh and commit golden/"
+        exit 1
+    fi
+    echo "tests/loader-oracle: golden files match"
+fi
