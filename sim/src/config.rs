@@ -9,9 +9,10 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::cp::CommandProcessorEngine;
 use crate::dispatch::ShaderCore;
 use crate::error::SimError;
-use crate::inert::{InertQueueEngine, InertShaderCore};
+use crate::inert::InertShaderCore;
 use crate::queue::QueueEngine;
 use crate::target::GfxTarget;
 
@@ -92,7 +93,8 @@ pub struct GpuConfig {
     pub mec_fw_version: u32,
     /// SDMA firmware version.
     pub sdma_fw_version: u32,
-    /// The shader core that runs this GPU's kernels.
+    /// The shader core that runs this GPU's kernels (by default [`InertShaderCore`], which fails
+    /// every dispatch, until the GFX9 shader core exists).
     pub shader: Arc<dyn ShaderCore>,
 }
 
@@ -266,7 +268,8 @@ pub struct MachineConfig {
     pub gpus: Vec<GpuConfig>,
     /// Whether the GPUs form one XGMI hive (fully connected by XGMI io_links).
     pub xgmi_hive: bool,
-    /// Starts the command processor of every queue CREATE_QUEUE creates.
+    /// Starts the command processor of every queue CREATE_QUEUE creates (by default a fresh
+    /// [`CommandProcessorEngine`]: AQL queues execute; SDMA queues are accepted but idle).
     pub engine: Arc<dyn QueueEngine>,
     /// The KFD interface minor version GET_VERSION reports; ioctls newer than it answer ENOTTY.
     pub kfd_minor_version: u32,
@@ -305,7 +308,7 @@ impl MachineConfig {
         Self {
             gpus: vec![gpu],
             xgmi_hive: false,
-            engine: Arc::new(InertQueueEngine),
+            engine: Arc::new(CommandProcessorEngine::new()),
             kfd_minor_version: NEWEST_KFD_MINOR_VERSION,
             cpu_cores: 16,
             cpu_clock_mhz: 3000,

@@ -21,7 +21,10 @@
 //! - [`queue`]: what the kernel-driver model asks of the command processor.
 //!
 //! [`shader`] is the shader core behind [`dispatch::ShaderCore`].
-//! [`cp`] is the command processor, [`cp::CommandProcessorEngine`]: one thread per AQL queue.
+//! [`cp`] is the command processor, [`cp::CommandProcessorEngine`]: one thread per AQL queue;
+//! every [`MachineConfig`] starts with one. Until the shader core can execute, GPUs are
+//! configured with [`InertShaderCore`] (every dispatch fails); [`InertQueueEngine`] is a queue
+//! engine whose queues never process a packet.
 //!
 //! `unsafe` lives in [`host_memory`](crate) (mappings of the simulator's memory), the fork gate
 //! (`pthread_atfork`), the file table (borrowing fd numbers for `fstat`), the `Sys`

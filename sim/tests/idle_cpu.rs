@@ -1,5 +1,6 @@
-//! An idle machine uses no CPU: no thread polls (the driver model has none; queue processors
-//! park until their doorbell rings; a blocked WAIT_EVENTS sleeps on a condition variable).
+//! An idle machine uses no CPU: no thread polls (the driver model has none; the default command
+//! processor's queue threads park until their doorbell rings; a blocked WAIT_EVENTS sleeps on a
+//! condition variable).
 //!
 //! In a test binary of its own, so that no other test's work is counted.
 
