@@ -798,4 +798,86 @@ mod tests {
             ValueKind::Unknown("hidden_future".into())
         );
     }
+
+    fn kernel_map(buf: &mut Vec<u8>, extra: &[(&str, u64)]) {
+        use rmp::encode as e;
+        let keys: [(&str, u64); 8] = [
+            (".kernarg_segment_size", 8),
+            (".group_segment_fixed_size", 0),
+            (".private_segment_fixed_size", 0),
+            (".kernarg_segment_align", 8),
+            (".wavefront_size", 64),
+            (".sgpr_count", 8),
+            (".vgpr_count", 4),
+            (".max_flat_workgroup_size", 256),
+        ];
+        e::write_map_len(buf, 2 + (keys.len() + extra.len()) as u32).unwrap();
+        for (k, v) in [(".name", "k"), (".symbol", "k.kd")] {
+            e::write_str(buf, k).unwrap();
+            e::write_str(buf, v).unwrap();
+        }
+        for (k, v) in keys.iter().chain(extra) {
+            e::write_str(buf, k).unwrap();
+            e::write_uint(buf, *v).unwrap();
+        }
+    }
+
+    fn kernels_only(extra: &[(&str, u64)]) -> Vec<u8> {
+        use rmp::encode as e;
+        let mut buf = Vec::new();
+        e::write_map_len(&mut buf, 1).unwrap();
+        e::write_str(&mut buf, "amdhsa.kernels").unwrap();
+        e::write_array_len(&mut buf, 1).unwrap();
+        kernel_map(&mut buf, extra);
+        buf
+    }
+
+    #[test]
+    fn unknown_keys_are_skipped_and_wrong_types_refused() {
+        use rmp::encode as e;
+        let mut buf = Vec::new();
+        e::write_map_len(&mut buf, 3).unwrap();
+        e::write_str(&mut buf, "vendor.extension").unwrap();
+        e::write_map_len(&mut buf, 1).unwrap();
+        e::write_str(&mut buf, "nested").unwrap();
+        e::write_array_len(&mut buf, 2).unwrap();
+        e::write_f64(&mut buf, 1.5).unwrap();
+        e::write_nil(&mut buf).unwrap();
+        e::write_str(&mut buf, "amdhsa.version").unwrap();
+        e::write_array_len(&mut buf, 2).unwrap();
+        e::write_uint(&mut buf, 1).unwrap();
+        e::write_uint(&mut buf, 2).unwrap();
+        e::write_str(&mut buf, "amdhsa.kernels").unwrap();
+        e::write_array_len(&mut buf, 1).unwrap();
+        kernel_map(&mut buf, &[(".vendor.future_key", 7)]);
+        let m = Metadata::from_msgpack(&buf).unwrap();
+        assert_eq!(m.version, Some((1, 2)));
+        assert_eq!(m.kernels[0].name, "k");
+        assert_eq!(m.kernels[0].max_flat_workgroup_size, 256);
+        // A bad alignment, a wave size that does not exist.
+        let err = Metadata::from_msgpack(&kernels_only(&[(".kernarg_segment_align", 12)]));
+        assert!(err.unwrap_err().contains("power of two"));
+        let err = Metadata::from_msgpack(&kernels_only(&[(".wavefront_size", 48)]));
+        assert!(err.unwrap_err().contains("neither 32 nor 64"));
+        // A missing required key.
+        let mut missing = Vec::new();
+        e::write_map_len(&mut missing, 1).unwrap();
+        e::write_str(&mut missing, "amdhsa.kernels").unwrap();
+        e::write_array_len(&mut missing, 1).unwrap();
+        e::write_map_len(&mut missing, 1).unwrap();
+        e::write_str(&mut missing, ".name").unwrap();
+        e::write_str(&mut missing, "k").unwrap();
+        let err = Metadata::from_msgpack(&missing).unwrap_err();
+        assert!(err.contains("required key `.symbol`"), "{err}");
+        // A known key with the wrong type.
+        let mut version = Vec::new();
+        e::write_map_len(&mut version, 1).unwrap();
+        e::write_str(&mut version, "amdhsa.version").unwrap();
+        e::write_str(&mut version, "1.2").unwrap();
+        let err = Metadata::from_msgpack(&version).unwrap_err();
+        assert!(
+            err.contains("amdhsa.version") && err.contains("expected an array"),
+            "{err}"
+        );
+    }
 }

@@ -696,6 +696,16 @@ fn relocations_match_readelf_and_apply_at_any_base() {
                 let bss = at + s.file_size as usize..at + s.mem_size as usize;
                 assert!(dest[bss].iter().all(|&b| b == 0), "{rel}: bss not zeroed");
             }
+            // The gaps between segments are zero too (the destination started as 0xa5).
+            let mut covered = vec![false; dest.len()];
+            for s in co.segments() {
+                let at = (s.vaddr - co.layout().start_vaddr) as usize;
+                covered[at..at + s.mem_size as usize].fill(true);
+            }
+            assert!(
+                dest.iter().zip(&covered).all(|(&b, &c)| c || b == 0),
+                "{rel}: a gap between segments is not zeroed"
+            );
         }
     }
     assert!(
@@ -1176,4 +1186,42 @@ fn scalar_load_bases(listing: &str, name: &str) -> Vec<u32> {
             (hi.parse::<u32>().ok()? == lo + 1).then_some(lo)
         })
         .collect()
+}
+
+/// `ld.lld --emit-relocs` leaves static `.rela.text`, `.rela.rodata`, `.rela.data.rel.ro`
+/// sections (`sh_info != 0`) beside `.rela.dyn`: only the dynamic ones are applied, whether the
+/// loader finds them through `PT_DYNAMIC` or, without it, through the section headers.
+#[test]
+fn static_relocation_sections_are_ignored() {
+    let dir = repo().join("tests/loader-oracle/golden/built");
+    let bytes = std::fs::read(dir.join("global_ptr.emit-relocs.co5")).unwrap();
+    let readelf = std::fs::read_to_string(dir.join("global_ptr.emit-relocs.co5.readelf")).unwrap();
+    assert!(readelf.contains("Relocation section '.rela.text'"));
+    let golden = golden_relocations(&readelf);
+    assert_eq!(golden.len(), 8);
+    let co = CodeObject::parse(&bytes).unwrap();
+    let offsets = |co: &CodeObject<'_>| -> Vec<u64> {
+        co.relocations()
+            .relocations()
+            .iter()
+            .map(|r| r.offset)
+            .collect()
+    };
+    assert_eq!(
+        offsets(&co),
+        golden.iter().map(|g| g.offset).collect::<Vec<_>>()
+    );
+    // Without PT_DYNAMIC (its program header turned into PT_NULL).
+    let mut patched = bytes.clone();
+    let phoff = u64::from_le_bytes(patched[0x20..0x28].try_into().unwrap()) as usize;
+    let phnum = u16::from_le_bytes(patched[0x38..0x3a].try_into().unwrap()) as usize;
+    for i in 0..phnum {
+        let at = phoff + 56 * i;
+        if u32::from_le_bytes(patched[at..at + 4].try_into().unwrap()) == 2 {
+            patched[at..at + 4].fill(0);
+        }
+    }
+    let bare = CodeObject::parse(&patched).unwrap();
+    assert!(bare.dynamic().is_none());
+    assert_eq!(offsets(&bare), offsets(&co));
 }

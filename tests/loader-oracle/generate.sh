@@ -11,7 +11,8 @@
 #   *.kd       llvm-objdump -D -j .rodata --mcpu=<target>       (kernel descriptors as .amdhsa_*)
 # llvm-objdump-19 for the targets LLVM 19 knows, llvm-objdump-22 for gfx950 and gfx9-4-generic
 # (as tests/kernels/verify.sh does). Per fixture (bundles, host ELF): *.bundle, the entry ids
-# clang-offload-bundler-22 --list prints. Paths in the outputs are relative.
+# clang-offload-bundler-22 --list prints. Paths in the outputs are relative. built/ holds objects
+# made here for cases the corpus lacks (see below), with their readelf output.
 set -euo pipefail
 export LC_ALL=C
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -54,6 +55,18 @@ for f in "$BIN"/fixtures/*; do
     clang-offload-bundler-22 --list --type=o --input="$input" >"$out/$rel.bundle" 2>&1 || true
 done
 rm -rf "$tmp"
+
+# Objects the kernel corpus lacks, built here from its sources:
+#   built/global_ptr.emit-relocs.co5  ld.lld --emit-relocs: static .rela.* sections (sh_info != 0)
+#                                     next to .rela.dyn, which a loader must ignore.
+mkdir -p "$out/built"
+(cd "$HERE/../kernels" && clang-19 -x cl -cl-std=CL2.0 -target amdgcn-amd-amdhsa -nogpulib -O2 \
+    -ffp-contract=off -cl-fp32-correctly-rounded-divide-sqrt -fno-ident \
+    -ffile-prefix-map="$(pwd)"=. -Isrc -mcpu=gfx90a -c src/global_ptr.cl -o "$out/built/global_ptr.o")
+ld.lld-19 -shared --emit-relocs "$out/built/global_ptr.o" -o "$out/built/global_ptr.emit-relocs.co5"
+rm "$out/built/global_ptr.o"
+(cd "$out/built" && llvm-readelf-19 -h -d -s -r --dyn-syms --notes global_ptr.emit-relocs.co5) \
+    >"$out/built/global_ptr.emit-relocs.co5.readelf"
 
 if [ $check = 1 ]; then
     if ! diff -r -q "$HERE/golden" "$out" >/dev/null; then
