@@ -26,22 +26,36 @@ const FLOAT_CONSTANTS: [(u16, u32, u64); 9] = [
 ];
 
 /// The value of inline constant `code` in a slot of type `ty`.
+///
+/// As LLVM documents the hardware (AMDGPUBaseInfo, `getInlineEncodingV216`): integer constants
+/// are sign-extended 32-bit values, also for 16-bit and packed operands; float constants are
+/// half-precision values (upper half 0) for f16 operands, but single-precision values for
+/// 16-bit integer operands. For the register-pair operands of packed-f32 instructions the
+/// 32-bit constant is taken for both elements (LLVM models such constants as a splat; not
+/// confirmed by AMD documentation).
 fn inline_constant(code: u32, ty: Ty) -> u64 {
     let wide = ty.dwords() == 2;
+    let splat = |v: u32| u64::from(v) | u64::from(v) << 32;
     match code {
-        128..=192 => u64::from(code - 128),
-        193..=208 => {
-            let v = -i64::from(code - 192);
-            if wide { v as u64 } else { u64::from(v as u32) }
+        128..=208 => {
+            let v = if code <= 192 {
+                i64::from(code - 128)
+            } else {
+                -i64::from(code - 192)
+            };
+            match ty {
+                Ty::PkF32 => splat(v as u32),
+                _ if wide => v as u64,
+                _ => u64::from(v as u32),
+            }
         }
         240..=248 => {
             let (h, s, d) = FLOAT_CONSTANTS[(code - 240) as usize];
-            if ty.is_16bit() {
-                u64::from(h)
-            } else if wide {
-                d
-            } else {
-                u64::from(s)
+            match ty {
+                Ty::F16 | Ty::PkF16 => u64::from(h),
+                Ty::PkF32 => splat(s),
+                _ if wide => d,
+                _ => u64::from(s),
             }
         }
         _ => 0,

@@ -118,7 +118,9 @@ pub fn operand(out: &mut String, op: Operand, ty: Ty) {
         Operand::Sgpr(n) => sgpr(out, n, count),
         Operand::Vgpr(n) => vgpr(out, n, count),
         Operand::Inline(v) => {
-            if ty.is_16bit() {
+            if ty == Ty::PkF32 {
+                imm32(out, v as u32);
+            } else if matches!(ty, Ty::F16 | Ty::PkF16) {
                 imm16(out, v as u32);
             } else if count == 2 {
                 let s = v as i64;

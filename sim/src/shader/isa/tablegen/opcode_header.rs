@@ -27,8 +27,11 @@ macro_rules! define_ops {
         ];
 
         impl Op {
+            /// Every opcode, in declaration order.
+            pub const ALL: &'static [Op] = &[$(Op::$id),*];
+
             /// How many opcodes there are.
-            pub const COUNT: usize = [$(Op::$id),*].len();
+            pub const COUNT: usize = Op::ALL.len();
 
             /// Everything known about the opcode.
             pub fn info(self) -> &'static OpInfo {

@@ -1,0 +1,458 @@
+//! Test support for the shader core: a [`GpuVm`] over memory the tests allocate, code objects
+//! placed with `amdgpu-loader`, and a dispatcher that fills kernargs (explicit and hidden), the
+//! dispatch packet and the scratch setup as a runtime and command processor would.
+
+#![allow(dead_code, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use amdgpu_loader::{CodeObject, HiddenArg, LoadedImage, NoExternals, ValueKind};
+use amdgpu_sim::dispatch::{
+    DispatchError, DispatchRequest, DispatchStats, InterruptSink, ScratchSetup, ShaderCore,
+};
+use amdgpu_sim::shader::Gfx9ShaderCore;
+use amdgpu_sim::target::GfxTarget;
+use amdgpu_sim::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault};
+use aql::KernelDispatchPacket;
+use zerocopy::IntoBytes;
+
+/// Host memory standing in for a GPU buffer object. Bytes are atomics so that the test reads
+/// and writes them without `unsafe` while the shader core accesses them through raw spans.
+struct Storage {
+    bytes: Box<[AtomicU8]>,
+}
+
+#[derive(Clone)]
+struct Mapping {
+    va: u64,
+    len: u64,
+    storage: Arc<Storage>,
+    offset: usize,
+    writable: bool,
+    executable: bool,
+}
+
+/// A GPU virtual address space whose addresses equal the host addresses of the test's memory.
+#[derive(Default)]
+pub struct TestVm {
+    maps: RwLock<BTreeMap<u64, Mapping>>,
+    generation: AtomicU64,
+}
+
+/// A mapped test buffer.
+#[derive(Clone)]
+pub struct Buffer {
+    pub va: u64,
+    pub len: usize,
+    storage: Arc<Storage>,
+    offset: usize,
+}
+
+impl Buffer {
+    fn cell(&self, i: usize) -> &AtomicU8 {
+        &self.storage.bytes[self.offset + i]
+    }
+
+    pub fn write(&self, at: usize, data: &[u8]) {
+        assert!(at + data.len() <= self.len, "write past the buffer");
+        for (i, b) in data.iter().enumerate() {
+            self.cell(at + i).store(*b, Ordering::Relaxed);
+        }
+    }
+
+    pub fn read(&self, at: usize, out: &mut [u8]) {
+        assert!(at + out.len() <= self.len, "read past the buffer");
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = self.cell(at + i).load(Ordering::Relaxed);
+        }
+    }
+
+    pub fn bytes(&self) -> Vec<u8> {
+        let mut v = vec![0u8; self.len];
+        self.read(0, &mut v);
+        v
+    }
+
+    pub fn write_u32s(&self, v: &[u32]) {
+        self.write(0, v.as_bytes());
+    }
+
+    pub fn write_u64s(&self, v: &[u64]) {
+        self.write(0, v.as_bytes());
+    }
+
+    pub fn write_f32s(&self, v: &[f32]) {
+        self.write(0, v.as_bytes());
+    }
+
+    pub fn write_f64s(&self, v: &[f64]) {
+        self.write(0, v.as_bytes());
+    }
+
+    pub fn u32s(&self) -> Vec<u32> {
+        self.bytes()
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+
+    pub fn u64s(&self) -> Vec<u64> {
+        self.bytes()
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect()
+    }
+
+    pub fn fill(&self, byte: u8) {
+        for i in 0..self.len {
+            self.cell(i).store(byte, Ordering::Relaxed);
+        }
+    }
+}
+
+impl TestVm {
+    /// Map `len` zeroed bytes aligned to `align`.
+    pub fn alloc(&self, len: usize, align: usize, writable: bool, executable: bool) -> Buffer {
+        let len = len.max(4);
+        let storage = Arc::new(Storage {
+            bytes: (0..len + align).map(|_| AtomicU8::new(0)).collect(),
+        });
+        let base = storage.bytes.as_ptr() as usize;
+        let offset = base.next_multiple_of(align) - base;
+        let va = (base + offset) as u64;
+        self.maps.write().expect("vm lock").insert(
+            va,
+            Mapping {
+                va,
+                len: len as u64,
+                storage: Arc::clone(&storage),
+                offset,
+                writable,
+                executable,
+            },
+        );
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        Buffer {
+            va,
+            len,
+            storage,
+            offset,
+        }
+    }
+
+    /// Remove the mapping at `va` (its memory stays alive while spans or buffers hold it).
+    pub fn unmap(&self, va: u64) {
+        self.maps.write().expect("vm lock").remove(&va);
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl GpuVm for TestVm {
+    fn translate(&self, va: u64, len: u64, access: Access) -> Result<HostSpan, MemoryFault> {
+        let maps = self.maps.read().expect("vm lock");
+        let fault = |kind| MemoryFault { va, access, kind };
+        let Some((_, m)) = maps.range(..=va).next_back() else {
+            return Err(fault(FaultKind::NotPresent));
+        };
+        let span = HostSpan {
+            va_start: m.va,
+            va_end: m.va + m.len,
+            host: m.storage.bytes[m.offset..].as_ptr().cast::<u8>().cast_mut(),
+            writable: m.writable,
+            executable: m.executable,
+            keep_alive: Arc::clone(&m.storage) as Arc<dyn std::any::Any + Send + Sync>,
+        };
+        if !span.contains(va, len) {
+            let first_bad = if va >= span.va_end { va } else { span.va_end };
+            return Err(MemoryFault {
+                va: first_bad,
+                access,
+                kind: FaultKind::NotPresent,
+            });
+        }
+        span.permits(access).map_err(fault)?;
+        Ok(span)
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+}
+
+/// Records interrupts.
+#[derive(Default)]
+pub struct Interrupts {
+    pub shader_messages: Mutex<Vec<u32>>,
+}
+
+impl InterruptSink for Interrupts {
+    fn end_of_pipe(&self, _context_id: u32) {}
+
+    fn shader_message(&self, context_id: u32) {
+        self.shader_messages.lock().expect("lock").push(context_id);
+    }
+
+    fn vm_fault(&self, _fault: MemoryFault) {}
+}
+
+/// A kernel argument value, in the order of the kernel's explicit arguments.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg {
+    Ptr(u64),
+    U32(u32),
+    I32(i32),
+    U64(u64),
+    I64(i64),
+    F32(f32),
+    /// A dynamic LDS pointer (`__local T*` argument): the dispatcher places the area.
+    Lds,
+}
+
+/// Optional dispatch settings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Opts {
+    pub dynamic_lds: u32,
+    /// Private bytes per lane to provide beyond the kernel's fixed size.
+    pub extra_scratch: u32,
+}
+
+/// A loaded code object.
+pub struct Loaded {
+    pub image: LoadedImage,
+    pub memory: Buffer,
+}
+
+/// Where the committed test code objects are.
+pub fn kernels_bin() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels/bin")
+}
+
+/// A simulated GPU for one target: VM, shader core, interrupt sink.
+pub struct Gpu {
+    pub target: GfxTarget,
+    pub vm: Arc<TestVm>,
+    pub core: Gfx9ShaderCore,
+    pub interrupts: Interrupts,
+    pub abort: AtomicBool,
+}
+
+impl Gpu {
+    pub fn new(target: GfxTarget) -> Self {
+        Self::with_workers(target, 2)
+    }
+
+    pub fn with_workers(target: GfxTarget, workers: usize) -> Self {
+        Self {
+            target,
+            vm: Arc::new(TestVm::default()),
+            core: Gfx9ShaderCore::new(workers),
+            interrupts: Interrupts::default(),
+            abort: AtomicBool::new(false),
+        }
+    }
+
+    pub fn dir(&self) -> &'static str {
+        self.target.name()
+    }
+
+    pub fn buffer(&self, len: usize) -> Buffer {
+        self.vm.alloc(len, 256, true, false)
+    }
+
+    pub fn buffer_u32(&self, v: &[u32]) -> Buffer {
+        let b = self.buffer(v.len() * 4);
+        b.write_u32s(v);
+        b
+    }
+
+    /// Load `bin/<target>/<file>` into executable memory.
+    pub fn load(&self, file: &str) -> Loaded {
+        let path = kernels_bin().join(self.dir()).join(file);
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let co = CodeObject::parse(&bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let size = co.image_size() as usize;
+        let align = co.image_align().max(4096) as usize;
+        let memory = self.vm.alloc(size, align, true, true);
+        let mut staging = vec![0u8; size];
+        let image = co
+            .load(&mut staging, memory.va, &NoExternals)
+            .unwrap_or_else(|e| panic!("{file}: load: {e}"));
+        memory.write(0, &staging);
+        Loaded { image, memory }
+    }
+
+    pub fn dispatch(
+        &self,
+        loaded: &Loaded,
+        kernel: &str,
+        grid: [u32; 3],
+        workgroup: [u32; 3],
+        args: &[Arg],
+    ) -> Result<DispatchStats, DispatchError> {
+        self.dispatch_opts(loaded, kernel, grid, workgroup, args, Opts::default())
+    }
+
+    pub fn dispatch_opts(
+        &self,
+        loaded: &Loaded,
+        kernel: &str,
+        grid: [u32; 3],
+        workgroup: [u32; 3],
+        args: &[Arg],
+        opts: Opts,
+    ) -> Result<DispatchStats, DispatchError> {
+        let k = loaded
+            .image
+            .kernel(kernel)
+            .unwrap_or_else(|| panic!("no kernel {kernel}"));
+        let static_lds = k.group_segment_size;
+        let kernarg = self.buffer(k.kernarg_size.max(16) as usize + 256);
+        let mut explicit = k.explicit_args();
+        let mut given = args.iter();
+        for arg in explicit.by_ref() {
+            let value = given
+                .next()
+                .unwrap_or_else(|| panic!("{kernel}: too few arguments"));
+            let at = arg.offset as usize;
+            match (arg.value_kind.clone(), value) {
+                (ValueKind::DynamicSharedPointer, Arg::Lds) => {
+                    let align = arg.pointee_align.unwrap_or(4).max(4);
+                    kernarg.write(at, &static_lds.next_multiple_of(align).to_le_bytes());
+                }
+                (_, Arg::Ptr(v) | Arg::U64(v)) => kernarg.write(at, &v.to_le_bytes()),
+                (_, Arg::I64(v)) => kernarg.write(at, &v.to_le_bytes()),
+                (_, Arg::U32(v)) => kernarg.write(at, &v.to_le_bytes()[..arg.size as usize]),
+                (_, Arg::I32(v)) => kernarg.write(at, &v.to_le_bytes()[..arg.size as usize]),
+                (_, Arg::F32(v)) => kernarg.write(at, &v.to_le_bytes()),
+                (kind, v) => panic!("{kernel}: argument {at}: {v:?} for {kind:?}"),
+            }
+        }
+        assert!(given.next().is_none(), "{kernel}: too many arguments");
+        let dims = if grid[2] > 1 {
+            3
+        } else if grid[1] > 1 {
+            2
+        } else {
+            1
+        };
+        if let Some(implicit) = k.implicit_args {
+            let mut put = |kind: HiddenArg, value: u64| {
+                if let Some(off) = implicit.offset_of(kind) {
+                    let (_, size) = implicit.layout.slot(kind).expect("slot");
+                    kernarg.write(off as usize, &value.to_le_bytes()[..size as usize]);
+                }
+            };
+            let h = [
+                (HiddenArg::BlockCountX, HiddenArg::GroupSizeX, HiddenArg::RemainderX),
+                (HiddenArg::BlockCountY, HiddenArg::GroupSizeY, HiddenArg::RemainderY),
+                (HiddenArg::BlockCountZ, HiddenArg::GroupSizeZ, HiddenArg::RemainderZ),
+            ];
+            for (i, (count, size, rem)) in h.into_iter().enumerate() {
+                put(count, u64::from(grid[i] / workgroup[i]));
+                put(size, u64::from(workgroup[i]));
+                put(rem, u64::from(grid[i] % workgroup[i]));
+            }
+            put(HiddenArg::GridDims, dims);
+            put(HiddenArg::DynamicLdsSize, u64::from(opts.dynamic_lds));
+        }
+        // Scratch: per-lane bytes rounded like ROCr (16 bytes = 1 KiB per wave), enough slots
+        // for every worker's workgroup.
+        let mut lane_bytes = k.private_segment_size + opts.extra_scratch;
+        if k.uses_dynamic_stack {
+            lane_bytes += 16 * 1024;
+        }
+        let lane_bytes = lane_bytes.next_multiple_of(16);
+        let waves_per_group = (workgroup.iter().product::<u32>()).div_ceil(64) as usize;
+        let slots = self.core.workers() * waves_per_group;
+        let scratch_len = lane_bytes as usize * 64 * slots;
+        let scratch = if lane_bytes == 0 {
+            ScratchSetup::default()
+        } else {
+            // The mapping keeps the memory alive after the handle is dropped.
+            let va = self.buffer(scratch_len).va;
+            ScratchSetup {
+                resource_descriptor: [
+                    va as u32,
+                    (va >> 32) as u32 & 0xffff | 1 << 31,
+                    scratch_len as u32,
+                    // DST_SEL XYZW, UINT 32, ELEMENT_SIZE 4 bytes, INDEX_STRIDE 64, ADD_TID.
+                    0xfac | 4 << 12 | 4 << 15 | 1 << 19 | 3 << 21 | 1 << 23,
+                ],
+                backing_memory_location: va,
+                backing_memory_byte_size: scratch_len as u64,
+                wave64_lane_byte_size: lane_bytes,
+                compute_tmpring_size: 0,
+            }
+        };
+        let packet = KernelDispatchPacket {
+            header: 2 | 1 << 8 | 2 << 9 | 2 << 11,
+            setup: dims as u16,
+            workgroup_size_x: workgroup[0] as u16,
+            workgroup_size_y: workgroup[1] as u16,
+            workgroup_size_z: workgroup[2] as u16,
+            reserved0: 0,
+            grid_size_x: grid[0],
+            grid_size_y: grid[1],
+            grid_size_z: grid[2],
+            private_segment_size: k.private_segment_size + opts.extra_scratch,
+            group_segment_size: static_lds + opts.dynamic_lds,
+            kernel_object: k.descriptor_address,
+            kernarg_address: kernarg.va,
+            reserved2: 0,
+            completion_signal: 0,
+        };
+        let packet_mem = self.buffer(64);
+        packet_mem.write(0, packet.as_bytes());
+        let queue = self.buffer(256);
+        let request = DispatchRequest {
+            packet,
+            packet_va: packet_mem.va,
+            queue_va: queue.va,
+            dispatch_id: 7,
+            scratch,
+            target: self.target,
+            lds_bytes_per_workgroup: 65536,
+        };
+        self.core
+            .dispatch(&request, &*self.vm, &self.interrupts, &self.abort)
+    }
+}
+
+/// Both simulated targets.
+pub const TARGETS: [GfxTarget; 2] = [GfxTarget::Gfx90a, GfxTarget::Gfx942];
+
+/// Both code-object versions built for the simulated targets.
+pub const VERSIONS: [&str; 2] = ["co5", "co6"];
+
+/// Run `f` for every (target, code object version) pair.
+pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
+    for target in TARGETS {
+        let gpu = Gpu::new(target);
+        for v in VERSIONS {
+            f(&gpu, v);
+        }
+    }
+}
+
+/// A small deterministic pseudo-random generator (xorshift64*).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+}
