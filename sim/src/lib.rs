@@ -28,8 +28,9 @@
 //!
 //! `unsafe` lives in [`host_memory`](crate) (mappings of the simulator's memory), the fork gate
 //! (`pthread_atfork`), the file table (borrowing fd numbers for `fstat`), the `Sys`
-//! implementation (forwarding host calls to [`kfd::Linux`]) and the command processor's device
-//! memory access (atomics on translated GPU addresses).
+//! implementation (forwarding host calls to [`kfd::Linux`]), the command processor's device
+//! memory access (atomics on translated GPU addresses) and the shader core's
+//! (`shader::memory::host`).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 

@@ -64,17 +64,18 @@ impl Run<'_> {
         let mut mem = DeviceMemory::new(self.vm);
         let first_slot = worker_index * u64::from(self.launch.waves_per_group);
         let total = self.launch.total_groups();
-        let mut program = match self
-            .shared
-            .code
-            .program_for(self.vm, self.launch.entry, self.launch.target)
-        {
-            Ok(p) => p,
-            Err(fault) => {
-                self.fail(0, fault.into());
-                return;
-            }
-        };
+        let mut program =
+            match self
+                .shared
+                .code
+                .program_for(self.vm, self.launch.entry, self.launch.target)
+            {
+                Ok(p) => p,
+                Err(fault) => {
+                    self.fail(0, fault.into());
+                    return;
+                }
+            };
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 break;
@@ -87,9 +88,14 @@ impl Run<'_> {
             if index >= total {
                 break;
             }
-            if let Err(e) =
-                worker.run_group(&self.launch, index, first_slot, &self.shared, &mut mem, &mut program)
-            {
+            if let Err(e) = worker.run_group(
+                &self.launch,
+                index,
+                first_slot,
+                &self.shared,
+                &mut mem,
+                &mut program,
+            ) {
                 self.fail(index, e);
                 break;
             }

@@ -65,7 +65,8 @@ impl Launch {
         let packet = &request.packet;
         let mut kd_bytes = [0u8; 64];
         mem.read(packet.kernel_object, &mut kd_bytes)?;
-        let kd = KernelDescriptor::read(&kd_bytes).ok_or_else(|| invalid("short kernel descriptor"))?;
+        let kd =
+            KernelDescriptor::read(&kd_bytes).ok_or_else(|| invalid("short kernel descriptor"))?;
         if kd.wavefront_size() != 64 {
             return Err(invalid("a wave32 kernel on a wave64-only target"));
         }
@@ -80,7 +81,9 @@ impl Launch {
         }
         let wg_items: u64 = workgroup.iter().map(|&v| u64::from(v)).product();
         if wg_items > MAX_WORKGROUP_SIZE {
-            return Err(invalid(format!("{wg_items} work-items per workgroup (max 1024)")));
+            return Err(invalid(format!(
+                "{wg_items} work-items per workgroup (max 1024)"
+            )));
         }
         let groups = [0, 1, 2].map(|i| grid[i].div_ceil(workgroup[i]));
         let lds_bytes = packet.group_segment_size;
@@ -134,13 +137,19 @@ impl Launch {
                     }
                     v
                 }
-                UserSgpr::PrivateSegmentSize => vec![packet.private_segment_size.next_multiple_of(4)],
+                UserSgpr::PrivateSegmentSize => {
+                    vec![packet.private_segment_size.next_multiple_of(4)]
+                }
             };
             for (i, v) in values.into_iter().take(slot.count as usize).enumerate() {
                 user[slot.first as usize + i] = v;
             }
         }
-        user.truncate(user_sgpr_count.max(kd.enabled_user_sgpr_count() as usize).min(16));
+        user.truncate(
+            user_sgpr_count
+                .max(kd.enabled_user_sgpr_count() as usize)
+                .min(16),
+        );
         // MODE from RSRC1: FP_ROUND 3:0, FP_DENORM 7:4, DX10_CLAMP 8, IEEE 9.
         let mode = rsrc1::FLOAT_ROUND_MODE_32.get(rsrc1_v)
             | rsrc1::FLOAT_ROUND_MODE_16_64.get(rsrc1_v) << 2
@@ -201,10 +210,17 @@ impl Launch {
         })
     }
 
-    /// Set up wave `w` of workgroup `id` (extent `extent`) in `wave`, with private slot `slot`.
-    pub fn init_wave(&self, wave: &mut Wave, id: [u32; 3], extent: [u32; 3], w: u32, slot: u64) {
+    /// Set up wave `index` of workgroup `id` (extent `extent`) in `wave`, with private slot `slot`.
+    pub fn init_wave(
+        &self,
+        wave: &mut Wave,
+        id: [u32; 3],
+        extent: [u32; 3],
+        index: u32,
+        slot: u64,
+    ) {
         wave.reset();
-        wave.wave_in_group = w;
+        wave.wave_in_group = index;
         wave.pc = self.entry;
         wave.mode = self.mode;
         for (i, v) in self.user_sgprs.iter().enumerate() {
@@ -244,7 +260,7 @@ impl Launch {
         let mut exec = 0u64;
         let v0 = wave.v_mut(0);
         for (l, v) in v0.iter_mut().enumerate() {
-            let flat = w * LANES as u32 + l as u32;
+            let flat = index * LANES as u32 + l as u32;
             if flat >= items {
                 *v = 0;
                 continue;
@@ -253,8 +269,16 @@ impl Launch {
             let x = flat % ax;
             let y = (flat / ax) % ay;
             let z = flat / (ax * ay);
-            *v = x | if self.workitem_id_dims >= 1 { y << 10 } else { 0 }
-                | if self.workitem_id_dims >= 2 { z << 20 } else { 0 };
+            *v =
+                x | if self.workitem_id_dims >= 1 {
+                    y << 10
+                } else {
+                    0
+                } | if self.workitem_id_dims >= 2 {
+                    z << 20
+                } else {
+                    0
+                };
         }
         wave.set_exec(exec);
     }

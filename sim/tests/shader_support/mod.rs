@@ -237,6 +237,8 @@ pub struct Gpu {
     pub core: Gfx9ShaderCore,
     pub interrupts: Interrupts,
     pub abort: AtomicBool,
+    /// The kernarg segment and packet of the last dispatch.
+    pub last: Mutex<Option<(Buffer, KernelDispatchPacket)>>,
 }
 
 impl Gpu {
@@ -251,6 +253,7 @@ impl Gpu {
             core: Gfx9ShaderCore::new(workers),
             interrupts: Interrupts::default(),
             abort: AtomicBool::new(false),
+            last: Mutex::new(None),
         }
     }
 
@@ -339,16 +342,28 @@ impl Gpu {
             1
         };
         if let Some(implicit) = k.implicit_args {
-            let mut put = |kind: HiddenArg, value: u64| {
+            let put = |kind: HiddenArg, value: u64| {
                 if let Some(off) = implicit.offset_of(kind) {
                     let (_, size) = implicit.layout.slot(kind).expect("slot");
                     kernarg.write(off as usize, &value.to_le_bytes()[..size as usize]);
                 }
             };
             let h = [
-                (HiddenArg::BlockCountX, HiddenArg::GroupSizeX, HiddenArg::RemainderX),
-                (HiddenArg::BlockCountY, HiddenArg::GroupSizeY, HiddenArg::RemainderY),
-                (HiddenArg::BlockCountZ, HiddenArg::GroupSizeZ, HiddenArg::RemainderZ),
+                (
+                    HiddenArg::BlockCountX,
+                    HiddenArg::GroupSizeX,
+                    HiddenArg::RemainderX,
+                ),
+                (
+                    HiddenArg::BlockCountY,
+                    HiddenArg::GroupSizeY,
+                    HiddenArg::RemainderY,
+                ),
+                (
+                    HiddenArg::BlockCountZ,
+                    HiddenArg::GroupSizeZ,
+                    HiddenArg::RemainderZ,
+                ),
             ];
             for (i, (count, size, rem)) in h.into_iter().enumerate() {
                 put(count, u64::from(grid[i] / workgroup[i]));
@@ -407,6 +422,7 @@ impl Gpu {
         let packet_mem = self.buffer(64);
         packet_mem.write(0, packet.as_bytes());
         let queue = self.buffer(256);
+        *self.last.lock().expect("lock") = Some((kernarg.clone(), packet));
         let request = DispatchRequest {
             packet,
             packet_va: packet_mem.va,
@@ -454,5 +470,78 @@ impl Rng {
 
     pub fn next_u32(&mut self) -> u32 {
         (self.next_u64() >> 32) as u32
+    }
+}
+
+/// Hand-assembled code placed behind a synthetic kernel descriptor (for instructions and
+/// situations the compiled corpus does not cover).
+pub struct Raw {
+    pub memory: Buffer,
+    pub descriptor: u64,
+    pub entry: u64,
+}
+
+/// COMPUTE_PGM_RSRC1 for raw kernels: 64 VGPRs, denormals kept, IEEE mode, DX10 clamp.
+pub const RAW_RSRC1: u32 = 7 | 3 << 16 | 3 << 18 | 1 << 21 | 1 << 23;
+/// COMPUTE_PGM_RSRC2 for raw kernels: 2 user SGPRs (kernarg pointer), workgroup id X.
+pub const RAW_RSRC2: u32 = 2 << 1 | 1 << 7;
+
+impl Gpu {
+    /// Place `code` at a 256-byte aligned entry behind a descriptor whose only user SGPRs are
+    /// the kernarg pointer (s[0:1]); the workgroup id X is in s2.
+    pub fn load_raw(&self, code: &[u32]) -> Raw {
+        let memory = self.vm.alloc(256 + code.len() * 4, 4096, true, true);
+        let kd = amdgpu_loader::KernelDescriptor {
+            kernel_code_entry_byte_offset: 256,
+            compute_pgm_rsrc1: RAW_RSRC1,
+            compute_pgm_rsrc2: RAW_RSRC2,
+            // ACCUM_OFFSET: AGPRs from v64.
+            compute_pgm_rsrc3: 15,
+            kernel_code_properties: 1 << 3,
+            ..Default::default()
+        };
+        memory.write(0, kd.as_bytes());
+        memory.write(256, code.as_bytes());
+        Raw {
+            descriptor: memory.va,
+            entry: memory.va + 256,
+            memory,
+        }
+    }
+
+    /// Dispatch a raw kernel with `kernarg` bytes.
+    pub fn dispatch_raw(
+        &self,
+        raw: &Raw,
+        grid: [u32; 3],
+        workgroup: [u32; 3],
+        kernarg: &[u8],
+    ) -> Result<DispatchStats, DispatchError> {
+        let args = self.buffer(kernarg.len().max(16));
+        args.write(0, kernarg);
+        let packet = KernelDispatchPacket {
+            header: 2,
+            setup: 1,
+            workgroup_size_x: workgroup[0] as u16,
+            workgroup_size_y: workgroup[1] as u16,
+            workgroup_size_z: workgroup[2] as u16,
+            grid_size_x: grid[0],
+            grid_size_y: grid[1],
+            grid_size_z: grid[2],
+            kernel_object: raw.descriptor,
+            kernarg_address: args.va,
+            ..KernelDispatchPacket::default()
+        };
+        let request = DispatchRequest {
+            packet,
+            packet_va: 0,
+            queue_va: 0,
+            dispatch_id: 0,
+            scratch: ScratchSetup::default(),
+            target: self.target,
+            lds_bytes_per_workgroup: 65536,
+        };
+        self.core
+            .dispatch(&request, &*self.vm, &self.interrupts, &self.abort)
     }
 }

@@ -18,12 +18,33 @@ enum D16 {
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
-    Read { bytes: u32, sext: bool, d16: D16 },
-    Write { bytes: u32, hi: bool },
-    Read2 { bytes: u32, st64: bool },
-    Write2 { bytes: u32, st64: bool },
-    Atomic { op: AtomicOp, wide: bool, rtn: bool, cmpst: bool },
-    Exchange2 { wide: bool, st64: bool },
+    Read {
+        bytes: u32,
+        sext: bool,
+        d16: D16,
+    },
+    Write {
+        bytes: u32,
+        hi: bool,
+    },
+    Read2 {
+        bytes: u32,
+        st64: bool,
+    },
+    Write2 {
+        bytes: u32,
+        st64: bool,
+    },
+    Atomic {
+        op: AtomicOp,
+        wide: bool,
+        rtn: bool,
+        cmpst: bool,
+    },
+    Exchange2 {
+        wide: bool,
+        st64: bool,
+    },
     Swizzle,
     Permute,
     Bpermute,
@@ -224,7 +245,8 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
                     for k in 0..dw {
                         let ak = a.wrapping_add(4 * k as u32);
                         if is_read {
-                            let dst = vreg(inst.dst).ok_or_else(|| unimplemented("DS read2 target"))?;
+                            let dst =
+                                vreg(inst.dst).ok_or_else(|| unimplemented("DS read2 target"))?;
                             let v = e.lds.read_u32(ak);
                             e.w.v_mut(dst + i * dw + k)[l] = v;
                         } else {
@@ -269,7 +291,11 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
                     let old = e.lds.read_u32(a);
                     let float_cmp = matches!(inst.op, Op::DsCmpstF32 | Op::DsCmpstRtnF32);
                     let new = if float_cmp {
-                        if f32::from_bits(old) == f32::from_bits(data2) { data } else { old }
+                        if f32::from_bits(old) == f32::from_bits(data2) {
+                            data
+                        } else {
+                            old
+                        }
                     } else {
                         op.apply32(old, data, data2)
                     };
@@ -292,7 +318,8 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
             for l in lanes(exec) {
                 for (i, o) in [o0, o1].into_iter().enumerate() {
                     let a = addr[l].wrapping_add(o);
-                    let data = vreg(inst.src[1 + i]).ok_or_else(|| unimplemented("wrxchg2 data"))?;
+                    let data =
+                        vreg(inst.src[1 + i]).ok_or_else(|| unimplemented("wrxchg2 data"))?;
                     for k in 0..dw {
                         let ak = a.wrapping_add(4 * k as u32);
                         let old = e.lds.read_u32(ak);

@@ -12,12 +12,6 @@ pub struct Denorm {
 }
 
 impl Denorm {
-    /// Both kept (the IEEE behaviour).
-    pub const IEEE: Self = Self {
-        inputs: true,
-        outputs: true,
-    };
-
     /// Whether nothing is flushed.
     pub fn is_ieee(self) -> bool {
         self.inputs && self.outputs
@@ -27,7 +21,11 @@ impl Denorm {
 /// Flush a single-precision denormal to a zero of the same sign.
 #[inline]
 pub fn flush32(x: f32) -> f32 {
-    if x.is_subnormal() { f32::from_bits(x.to_bits() & 0x8000_0000) } else { x }
+    if x.is_subnormal() {
+        f32::from_bits(x.to_bits() & 0x8000_0000)
+    } else {
+        x
+    }
 }
 
 /// Flush a double-precision denormal.
@@ -43,7 +41,11 @@ pub fn flush64(x: f64) -> f64 {
 /// Quiet a NaN (set the quiet bit), leave other values alone.
 #[inline]
 pub fn quiet32(x: f32) -> f32 {
-    if x.is_nan() { f32::from_bits(x.to_bits() | 0x0040_0000) } else { x }
+    if x.is_nan() {
+        f32::from_bits(x.to_bits() | 0x0040_0000)
+    } else {
+        x
+    }
 }
 
 /// Quiet a double NaN.
@@ -175,18 +177,6 @@ pub fn f16_to_f64(h: u16, keep_denormals: bool) -> f64 {
     }
 }
 
-/// Whether a half (bits) is a NaN.
-pub fn f16_is_nan(h: u16) -> bool {
-    h & 0x7c00 == 0x7c00 && h & 0x3ff != 0
-}
-
-/// Round a double to single precision under the denormal mode's output rule.
-#[inline]
-pub fn to_f32(x: f64, keep_denormals: bool) -> f32 {
-    let r = x as f32;
-    if keep_denormals { r } else { flush32(r) }
-}
-
 /// `x * 2^n` for doubles, rounded once (like C's scalbn).
 pub fn ldexp64(mut x: f64, mut n: i32) -> f64 {
     let p1023 = f64::from_bits(0x7fe0_0000_0000_0000); // 2^1023
@@ -226,7 +216,11 @@ pub fn frexp64(x: f64) -> (f64, i32) {
     if x == 0.0 || !x.is_finite() {
         return (x, 0);
     }
-    let (x, bias) = if x.is_subnormal() { (x * 2f64.powi(64), -64) } else { (x, 0) };
+    let (x, bias) = if x.is_subnormal() {
+        (x * 2f64.powi(64), -64)
+    } else {
+        (x, 0)
+    };
     let bits = x.to_bits();
     let e = ((bits >> 52) & 0x7ff) as i32 - 1022;
     let m = f64::from_bits((bits & 0x800f_ffff_ffff_ffff) | 0x3fe0_0000_0000_0000);
@@ -238,7 +232,7 @@ pub fn frexp64(x: f64) -> (f64, i32) {
 pub fn class64(x: f64, is_snan: bool) -> u32 {
     let neg = x.is_sign_negative();
     let bit = if x.is_nan() {
-        if is_snan { 0 } else { 1 }
+        i32::from(!is_snan)
     } else if x.is_infinite() {
         if neg { 2 } else { 9 }
     } else if x == 0.0 {
@@ -317,10 +311,12 @@ fn exp64(x: f64) -> i32 {
 }
 
 /// v_div_scale_f32: (result, VCC bit). `s0` is the value to scale (the denominator or the
-/// numerator), `s1` the denominator, `s2` the numerator. Per the ISA pseudocode: both operands
+/// numerator), `s1` the denominator, `s2` the numerator. After the ISA pseudocode: both operands
 /// are scaled by 2^64 when the numerator is tiny or the denominator denormal, by 2^-64 when
 /// the reciprocal would be denormal; when only one of them can be scaled VCC tells
-/// v_div_fmas to rescale the quotient.
+/// v_div_fmas to rescale the quotient. (The direction of the scale in the "huge denominator,
+/// denormal quotient" case is inferred from what makes the division sequence correct; the
+/// public pseudocode we could consult is ambiguous there.)
 pub fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
     let (d, n) = (f64::from(s1), f64::from(s2));
     if n == 0.0 || d == 0.0 {
@@ -337,7 +333,9 @@ pub fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
     let quot = (n / d).abs();
     let quot_denorm = quot < f64::from(f32::MIN_POSITIVE) && quot != 0.0;
     if rcp_denorm && quot_denorm {
-        return (if s0 == s1 { ldexp32(s0, 64) } else { s0 }, true);
+        // A huge denominator and a denormal quotient: only the denominator is scaled, down, so
+        // its reciprocal is normal; v_div_fmas scales the small quotient back down.
+        return (if s0 == s1 { ldexp32(s0, -64) } else { s0 }, true);
     }
     if rcp_denorm {
         return (ldexp32(s0, -64), false);
@@ -368,7 +366,7 @@ pub fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
     let quot = s2 / s1;
     let quot_denorm = quot.is_subnormal();
     if rcp_denorm && quot_denorm {
-        return (if s0 == s1 { ldexp64(s0, 128) } else { s0 }, true);
+        return (if s0 == s1 { ldexp64(s0, -128) } else { s0 }, true);
     }
     if rcp_denorm {
         return (ldexp64(s0, -128), false);
@@ -382,14 +380,104 @@ pub fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
     (s0, false)
 }
 
-/// v_div_fmas_f32: `fma(s0, s1, s2)`, rescaled by 2^±64 when VCC is set (up when the quotient
-/// estimate `s2` is large, i.e. the denominator was scaled; down when the numerator was).
-pub fn div_fmas32(s0: f32, s1: f32, s2: f32, vcc: bool) -> f32 {
-    let r = s0.mul_add(s1, s2);
-    if !vcc {
+/// `a + b` as a double and its exact rounding error.
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// The adjacent single toward +inf (`up`) or -inf.
+fn step32(r: f32, up: bool) -> f32 {
+    let b = r.to_bits();
+    let toward_larger_magnitude = up != r.is_sign_negative();
+    if r == 0.0 {
+        return if up {
+            f32::from_bits(1)
+        } else {
+            -f32::from_bits(1)
+        };
+    }
+    f32::from_bits(if toward_larger_magnitude {
+        b + 1
+    } else {
+        b - 1
+    })
+}
+
+fn step64(r: f64, up: bool) -> f64 {
+    let b = r.to_bits();
+    let toward_larger_magnitude = up != r.is_sign_negative();
+    if r == 0.0 {
+        return if up {
+            f64::from_bits(1)
+        } else {
+            -f64::from_bits(1)
+        };
+    }
+    f64::from_bits(if toward_larger_magnitude {
+        b + 1
+    } else {
+        b - 1
+    })
+}
+
+/// Round `(s + e) * 2^k` to a single once, where `s + e` is exact and `|e|` is below half an
+/// ulp of `s` (the hardware scales inside the fused operation, so a result that becomes
+/// denormal is rounded once).
+fn scale_round32(s: f64, e: f64, k: i32) -> f32 {
+    let x = s * 2f64.powi(k);
+    let ex = e * 2f64.powi(k);
+    let r = x as f32;
+    let d = x - f64::from(r);
+    if ex == 0.0 || d == 0.0 || !r.is_finite() {
         return r;
     }
-    if s2.abs() >= 2.0 { ldexp32(r, 64) } else { ldexp32(r, -64) }
+    let n = step32(r, d > 0.0);
+    let half = (f64::from(n) - f64::from(r)) / 2.0;
+    if d == half && (ex > 0.0) == (d > 0.0) {
+        n
+    } else {
+        r
+    }
+}
+
+/// The double-precision [`scale_round32`]: `s` is the rounded fused result and `e` (an
+/// estimate of) its rounding error; only a denormal result can round twice.
+fn scale_round64(s: f64, e: f64, k: i32) -> f64 {
+    let r = ldexp64(s, k);
+    if e == 0.0 || !r.is_finite() || !(r.is_subnormal() || r == 0.0) {
+        return r;
+    }
+    let back = ldexp64(r, -k);
+    let d = s - back;
+    if d == 0.0 {
+        return r;
+    }
+    let n = step64(r, d > 0.0);
+    let half = (ldexp64(n, -k) - back) / 2.0;
+    if d == half && (e > 0.0) == (d > 0.0) {
+        n
+    } else {
+        r
+    }
+}
+
+/// v_div_fmas_f32: `fma(s0, s1, s2)`, rescaled by 2^±64 when VCC is set (up when the quotient
+/// estimate `s2` is large, i.e. the denominator was scaled; down when the numerator was), with
+/// a single rounding.
+pub fn div_fmas32(s0: f32, s1: f32, s2: f32, vcc: bool) -> f32 {
+    if !(vcc && s0.is_finite() && s1.is_finite() && s2.is_finite()) {
+        let r = s0.mul_add(s1, s2);
+        return if vcc {
+            ldexp32(r, if s2.abs() >= 2.0 { 64 } else { -64 })
+        } else {
+            r
+        };
+    }
+    let p = f64::from(s0) * f64::from(s1);
+    let (s, e) = two_sum(p, f64::from(s2));
+    scale_round32(s, e, if s2.abs() >= 2.0 { 64 } else { -64 })
 }
 
 /// v_div_fmas_f64 (2^±128).
@@ -398,7 +486,16 @@ pub fn div_fmas64(s0: f64, s1: f64, s2: f64, vcc: bool) -> f64 {
     if !vcc {
         return r;
     }
-    if s2.abs() >= 2.0 { ldexp64(r, 128) } else { ldexp64(r, -128) }
+    let k = if s2.abs() >= 2.0 { 128 } else { -128 };
+    if !r.is_finite() {
+        return ldexp64(r, k);
+    }
+    // The error of the fused result: exact = p + pe + s2 = s + se + pe.
+    let p = s0 * s1;
+    let pe = s0.mul_add(s1, -p);
+    let (s, se) = two_sum(p, s2);
+    let e = (s - r) + se + pe;
+    scale_round64(r, e, k)
 }
 
 /// v_div_fixup_f32/f64 (in doubles): the special cases of `s2 / s1` around quotient `s0`.

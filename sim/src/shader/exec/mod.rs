@@ -5,6 +5,15 @@
 //! (integer, float, half/packed, compares, conversions, lane operations), LDS, and vector
 //! memory.
 
+#![allow(
+    clippy::float_cmp,
+    clippy::many_single_char_names,
+    clippy::neg_cmp_op_on_partial_ord
+)]
+// float_cmp: the interpreter compares floats bit-exactly on purpose (IEEE semantics are the
+// specification); many_single_char_names: lane loops use the ISA pseudocode names (a, b, c, d,
+// s, l); neg_cmp_op_on_partial_ord: `!(a >= b)` is exactly the unordered-or-less compare.
+
 mod atomic;
 mod ds;
 mod float;
@@ -140,7 +149,9 @@ pub struct Exec<'e, 'a> {
 
 impl std::fmt::Debug for Exec<'_, '_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Exec").field("wave", &self.w).finish_non_exhaustive()
+        f.debug_struct("Exec")
+            .field("wave", &self.w)
+            .finish_non_exhaustive()
     }
 }
 

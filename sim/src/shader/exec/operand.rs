@@ -2,7 +2,7 @@
 //! permutation, SDWA field selection, float neg/abs), and masked destination writes.
 
 use super::{Exec, Fault, unimplemented};
-use crate::shader::isa::{DppControl, Encoding, Extra, Inst, Operand, SdwaSel, Special, Ty};
+use crate::shader::isa::{DppControl, Encoding, Extra, Inst, Operand, SdwaSel, Special};
 use crate::shader::wave::{LANES, Lanes};
 
 impl Exec<'_, '_> {
@@ -17,11 +17,19 @@ impl Exec<'_, '_> {
         })
     }
 
-    /// A 64-bit scalar operand.
+    /// A 64-bit scalar operand. The aperture registers read as 64-bit give the whole aperture
+    /// address (LLVM reads `src_private_base` into a pair and uses the high half), as 32-bit
+    /// their high half.
     pub fn scalar64(&self, op: Operand) -> Result<u64, Fault> {
         Ok(match op {
             Operand::Sgpr(n) => self.w.s64(usize::from(n)),
             Operand::Inline(v) | Operand::Literal { value: v, .. } => v,
+            Operand::Special(
+                s @ (Special::SharedBase
+                | Special::SharedLimit
+                | Special::PrivateBase
+                | Special::PrivateLimit),
+            ) => self.special(s)? << 32,
             Operand::Special(s) => self.special(s)?,
             Operand::Vgpr(_) => return Err(unimplemented("a VGPR where a scalar is required")),
             Operand::None => 0,
@@ -64,14 +72,22 @@ impl Exec<'_, '_> {
     pub fn src32(&self, inst: &Inst, i: usize) -> Result<Lanes, Fault> {
         let ty = inst.op.info().sig[2 + i];
         let mut v = self.src32_unmodified(inst, i)?;
-        let sign = if ty.is_16bit() { 1u32 << 15 } else { 1u32 << 31 };
+        let sign = if ty.is_16bit() {
+            1u32 << 15
+        } else {
+            1u32 << 31
+        };
         let m = inst.mods;
         if inst.enc != Encoding::Vop3p {
             if m.abs & (1 << i) != 0 {
-                v.iter_mut().for_each(|x| *x &= !sign);
+                for x in &mut v {
+                    *x &= !sign;
+                }
             }
             if m.neg & (1 << i) != 0 {
-                v.iter_mut().for_each(|x| *x ^= sign);
+                for x in &mut v {
+                    *x ^= sign;
+                }
             }
         }
         Ok(v)
@@ -110,10 +126,14 @@ impl Exec<'_, '_> {
         }
         let m = inst.mods;
         if m.abs & (1 << i) != 0 {
-            v.iter_mut().for_each(|x| *x &= !(1u64 << 63));
+            for x in &mut v {
+                *x &= !(1u64 << 63);
+            }
         }
         if m.neg & (1 << i) != 0 {
-            v.iter_mut().for_each(|x| *x ^= 1u64 << 63);
+            for x in &mut v {
+                *x ^= 1u64 << 63;
+            }
         }
         Ok(v)
     }
@@ -305,9 +325,4 @@ pub fn dpp(src: &Lanes, d: DppControl, exec: u64) -> (Lanes, u64) {
 #[inline]
 pub fn half(v: u32, hi: bool) -> u32 {
     if hi { v >> 16 } else { v & 0xffff }
-}
-
-/// The type of slot `i` (for callers that need to know it).
-pub fn src_ty(inst: &Inst, i: usize) -> Ty {
-    inst.op.info().sig[2 + i]
 }

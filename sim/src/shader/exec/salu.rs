@@ -22,7 +22,11 @@ fn bfe32(s0: u32, s1: u32, signed: bool) -> u32 {
     }
     let v = s0 >> offset;
     if width >= 32 {
-        return if signed { (s0 as i32 >> offset) as u32 } else { v };
+        return if signed {
+            (s0 as i32 >> offset) as u32
+        } else {
+            v
+        };
     }
     let f = v & ((1u32 << width) - 1);
     if signed { sext(f, width) } else { f }
@@ -36,7 +40,11 @@ fn bfe64(s0: u64, s1: u32, signed: bool) -> u64 {
     }
     let v = s0 >> offset;
     if width >= 64 {
-        return if signed { (s0 as i64 >> offset) as u64 } else { v };
+        return if signed {
+            (s0 as i64 >> offset) as u64
+        } else {
+            v
+        };
     }
     let f = v & ((1u64 << width) - 1);
     if signed { sext64(f, width) } else { f }
@@ -132,8 +140,11 @@ pub fn sop2(e: &mut Exec, inst: &Inst) -> R {
         Op::SBfeU32 => nz(bfe32(a, b, false)),
         Op::SBfeI32 => nz(bfe32(a, b, true)),
         Op::SAbsdiffI32 => nz((a as i32).wrapping_sub(b as i32).unsigned_abs()),
-        Op::SMulHiU32 => ((u64::from(a) * u64::from(b) >> 32) as u32, None),
-        Op::SMulHiI32 => (((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32, None),
+        Op::SMulHiU32 => (((u64::from(a) * u64::from(b)) >> 32) as u32, None),
+        Op::SMulHiI32 => (
+            ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32,
+            None,
+        ),
         Op::SLshl1AddU32 | Op::SLshl2AddU32 | Op::SLshl3AddU32 | Op::SLshl4AddU32 => {
             let n = match inst.op {
                 Op::SLshl1AddU32 => 1,
@@ -293,7 +304,14 @@ pub fn sop1(e: &mut Exec, inst: &Inst) -> R {
                 Op::SBrevB32 => (a.reverse_bits(), None),
                 Op::SBcnt0I32B32 => nz(a.count_zeros()),
                 Op::SBcnt1I32B32 => nz(a.count_ones()),
-                Op::SFf0I32B32 => (if a == u32::MAX { u32::MAX } else { (!a).trailing_zeros() }, None),
+                Op::SFf0I32B32 => (
+                    if a == u32::MAX {
+                        u32::MAX
+                    } else {
+                        (!a).trailing_zeros()
+                    },
+                    None,
+                ),
                 Op::SFf1I32B32 => (if a == 0 { u32::MAX } else { a.trailing_zeros() }, None),
                 Op::SFlbitI32B32 => (if a == 0 { u32::MAX } else { a.leading_zeros() }, None),
                 Op::SFlbitI32 => (flbit(i64::from(a as i32), 32), None),
@@ -364,7 +382,11 @@ fn sop1_64(e: &mut Exec, inst: &Inst) -> R {
         Op::SBcnt0I32B64 => return scalar_count(e, inst, a.count_zeros()),
         Op::SBcnt1I32B64 => return scalar_count(e, inst, a.count_ones()),
         Op::SFf0I32B64 => {
-            let d = if a == u64::MAX { u32::MAX } else { (!a).trailing_zeros() };
+            let d = if a == u64::MAX {
+                u32::MAX
+            } else {
+                (!a).trailing_zeros()
+            };
             return e.write_sdst32(inst.dst, d);
         }
         Op::SFf1I32B64 => {
@@ -423,13 +445,21 @@ pub fn sopc(e: &mut Exec, inst: &Inst) -> R {
         Op::SCmpEqU64 | Op::SCmpLgU64 => {
             let a = e.scalar64(inst.src[0])?;
             let b = e.scalar64(inst.src[1])?;
-            if inst.op == Op::SCmpEqU64 { a == b } else { a != b }
+            if inst.op == Op::SCmpEqU64 {
+                a == b
+            } else {
+                a != b
+            }
         }
         Op::SBitcmp0B64 | Op::SBitcmp1B64 => {
             let a = e.scalar64(inst.src[0])?;
             let b = e.scalar32(inst.src[1])?;
             let bit = (a >> (b & 63)) & 1;
-            if inst.op == Op::SBitcmp0B64 { bit == 0 } else { bit == 1 }
+            if inst.op == Op::SBitcmp0B64 {
+                bit == 0
+            } else {
+                bit == 1
+            }
         }
         _ => {
             let a = e.scalar32(inst.src[0])?;
@@ -485,20 +515,28 @@ fn read_hwreg(e: &Exec, id: u32) -> Result<u32, super::Fault> {
         // WAVE_ID in 3:0, SIMD_ID 5:4, CU_ID 11:8, SE_ID 14:13: the wave's index in its
         // workgroup stands in for the slot the hardware would report.
         HW_REG_HW_ID => e.w.wave_in_group & 0xf,
-        HW_REG_GPR_ALLOC | HW_REG_LDS_ALLOC | HW_REG_IB_STS => 0,
         HW_REG_SH_MEM_BASES => {
             let ap = e.shared.apertures;
             ((ap.private_base >> 48) as u32 & 0xffff) | ((ap.shared_base >> 48) as u32) << 16
         }
-        // TBA/TMA (no trap handler is installed) and gfx942's XCC_ID read 0.
-        16..=20 => 0,
-        _ => return Err(unimplemented("s_getreg of a hardware register not simulated")),
+        // Allocation and IB status, TBA/TMA (no trap handler is installed) and gfx942's XCC_ID
+        // read 0.
+        HW_REG_GPR_ALLOC | HW_REG_LDS_ALLOC | HW_REG_IB_STS | 16..=20 => 0,
+        _ => {
+            return Err(unimplemented(
+                "s_getreg of a hardware register not simulated",
+            ));
+        }
     })
 }
 
 fn write_hwreg(e: &mut Exec, imm: u32, value: u32) -> R {
     let (id, offset, size) = hwreg_fields(imm);
-    let mask = if size >= 32 { u32::MAX } else { ((1u32 << size) - 1) << offset };
+    let mask = if size >= 32 {
+        u32::MAX
+    } else {
+        ((1u32 << size) - 1) << offset
+    };
     let field = value.wrapping_shl(offset) & mask;
     match id {
         HW_REG_MODE => {
@@ -510,9 +548,16 @@ fn write_hwreg(e: &mut Exec, imm: u32, value: u32) -> R {
             Ok(())
         }
         // Read-only or privileged registers: user writes are ignored by the hardware.
-        HW_REG_STATUS | HW_REG_HW_ID | HW_REG_GPR_ALLOC | HW_REG_LDS_ALLOC | HW_REG_IB_STS
-        | HW_REG_SH_MEM_BASES | 16..=20 => Ok(()),
-        _ => Err(unimplemented("s_setreg of a hardware register not simulated")),
+        HW_REG_STATUS
+        | HW_REG_HW_ID
+        | HW_REG_GPR_ALLOC
+        | HW_REG_LDS_ALLOC
+        | HW_REG_IB_STS
+        | HW_REG_SH_MEM_BASES
+        | 16..=20 => Ok(()),
+        _ => Err(unimplemented(
+            "s_setreg of a hardware register not simulated",
+        )),
     }
 }
 
@@ -572,14 +617,14 @@ pub fn sopk(e: &mut Exec, inst: &Inst) -> R {
         Op::SGetregB32 => {
             let (id, offset, size) = hwreg_fields(imm);
             let v = read_hwreg(e, id)?;
-            let v = if size >= 32 { v >> offset } else { (v >> offset) & ((1u32 << size) - 1) };
+            let v = if size >= 32 {
+                v >> offset
+            } else {
+                (v >> offset) & ((1u32 << size) - 1)
+            };
             e.write_sdst32(inst.dst, v)
         }
-        Op::SSetregB32 => {
-            let v = e.scalar32(inst.src[0])?;
-            write_hwreg(e, imm, v)
-        }
-        Op::SSetregImm32B32 => {
+        Op::SSetregB32 | Op::SSetregImm32B32 => {
             let v = e.scalar32(inst.src[0])?;
             write_hwreg(e, imm, v)
         }
@@ -602,4 +647,3 @@ pub fn check_round_mode(mode_reg: u32) -> Result<(), super::Fault> {
     }
     Ok(())
 }
-

@@ -37,13 +37,19 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
             fence(Ordering::SeqCst);
             return Ok(());
         }
+        // Harmless hints on hardware, but not simulated: reported rather than skipped (the
+        // corpus's illegal_insn kernel relies on s_dcache_discard_x2 being unimplemented).
         Op::SDcacheDiscard | Op::SDcacheDiscardX2 | Op::SAtcProbe | Op::SAtcProbeBuffer => {
-            return Ok(());
+            return Err(unimplemented(
+                "scalar cache discard and ATC probes are not simulated",
+            ));
         }
         _ => {}
     }
     let name = inst.op.name();
-    let dwords = inst.op.info().sig[0].dwords().max(inst.op.info().sig[0].dwords());
+    let dwords = inst.op.info().sig[0]
+        .dwords()
+        .max(inst.op.info().sig[0].dwords());
     let soffset = if mem.soffset_en {
         u64::from(e.scalar32(inst.src[1])?)
     } else {

@@ -65,9 +65,7 @@ fn non_branch(e: &mut Exec, inst: &Inst) -> R {
             if msg != MSG_INTERRUPT {
                 return Err(unimplemented(format!("s_sendmsg message {msg}")));
             }
-            e.shared
-                .interrupts
-                .shader_message(e.w.m0() & 0x00ff_ffff);
+            e.shared.interrupts.shader_message(e.w.m0() & 0x00ff_ffff);
         }
         Op::STrap => {
             let code = (imm & 0xff) as u16;

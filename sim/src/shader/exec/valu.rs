@@ -3,7 +3,9 @@
 //! the result is written under EXEC.
 
 use super::float::{Denorm, flush32, flush64};
-use super::{Exec, R, unimplemented, valu_cmp, valu_conv, valu_f16, valu_float, valu_int, valu_lane};
+use super::{
+    Exec, R, unimplemented, valu_cmp, valu_conv, valu_f16, valu_float, valu_int, valu_lane,
+};
 use crate::shader::isa::Inst;
 use crate::shader::wave::{LANES, Lanes, mode};
 

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use super::float::{class16, class32, class_f64, f16_to_f64, flush32, flush64};
+use super::float::{class_f64, class16, class32, f16_to_f64, flush32, flush64};
 use super::operand::half;
 use super::valu::{denorm32, denorm64};
 use super::{Exec, Fault};
@@ -102,12 +102,12 @@ fn fcmp(a: f64, b: f64, cond: u8) -> bool {
         2 => a == b,
         3 => a <= b,
         4 => a > b,
-        5 => a < b || a > b,
+        5 => !un && a != b,
         6 => a >= b,
         7 => !un,
         8 => un,
         9 => !(a >= b),
-        10 => !(a < b || a > b),
+        10 => un || a == b,
         11 => !(a > b),
         12 => !(a <= b),
         13 => a != b,
@@ -117,7 +117,7 @@ fn fcmp(a: f64, b: f64, cond: u8) -> bool {
 }
 
 #[inline]
-fn icmp<T: PartialOrd>(a: T, b: T, cond: u8) -> bool {
+fn icmp<T: PartialOrd + Copy>(a: T, b: T, cond: u8) -> bool {
     match cond {
         0 => false,
         1 => a < b,

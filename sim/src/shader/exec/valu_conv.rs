@@ -174,7 +174,9 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             let mut out = [0u32; LANES];
             for l in 0..LANES {
                 let shift = 8 * (b[l] & 3);
-                let v = f64::from(f32::from_bits(a[l])).round_ties_even().clamp(0.0, 255.0) as u32;
+                let v = f64::from(f32::from_bits(a[l]))
+                    .round_ties_even()
+                    .clamp(0.0, 255.0) as u32;
                 out[l] = (c[l] & !(0xff << shift)) | (v << shift);
             }
             e.write_vdst32(inst, &out)?;
@@ -193,4 +195,3 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
     }
     Ok(true)
 }
-

@@ -67,7 +67,11 @@ fn out_mods(x: f64, omod: u8, clamp: bool, dx10: bool) -> f64 {
 }
 
 /// A half operation over `N` sources computed in double.
-fn h_op<const N: usize>(e: &mut Exec, inst: &Inst, f: impl Fn([f64; N]) -> f64) -> Result<(), Fault> {
+fn h_op<const N: usize>(
+    e: &mut Exec,
+    inst: &Inst,
+    f: impl Fn([f64; N]) -> f64,
+) -> Result<(), Fault> {
     check_round(e)?;
     let mut srcs = [[0u16; LANES]; N];
     for (i, s) in srcs.iter_mut().enumerate() {
@@ -103,8 +107,12 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         Op::VMulF16 => h_op(e, inst, |[a, b]| a * b)?,
         Op::VMaxF16 => h_op(e, inst, |[a, b]| minmax(a, b, true, ie))?,
         Op::VMinF16 => h_op(e, inst, |[a, b]| minmax(a, b, false, ie))?,
-        Op::VMax3F16 => h_op(e, inst, |[a, b, c]| minmax(minmax(a, b, true, ie), c, true, ie))?,
-        Op::VMin3F16 => h_op(e, inst, |[a, b, c]| minmax(minmax(a, b, false, ie), c, false, ie))?,
+        Op::VMax3F16 => h_op(e, inst, |[a, b, c]| {
+            minmax(minmax(a, b, true, ie), c, true, ie)
+        })?,
+        Op::VMin3F16 => h_op(e, inst, |[a, b, c]| {
+            minmax(minmax(a, b, false, ie), c, false, ie)
+        })?,
         Op::VMed3F16 => h_op(e, inst, |[a, b, c]| {
             f64::from(super::float::med3_32(a as f32, b as f32, c as f32, ie))
         })?,
@@ -168,8 +176,14 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             let mut out = [0u32; LANES];
             for l in 0..LANES {
                 let f = |v: u32, hi: bool| f16_to_f64(half(v, hi) as u16, dn.inputs);
-                let lo = f64_to_f16(f(a[l], false).mul_add(f(b[l], false), f(d[l], false)), dn.outputs);
-                let hi = f64_to_f16(f(a[l], true).mul_add(f(b[l], true), f(d[l], true)), dn.outputs);
+                let lo = f64_to_f16(
+                    f(a[l], false).mul_add(f(b[l], false), f(d[l], false)),
+                    dn.outputs,
+                );
+                let hi = f64_to_f16(
+                    f(a[l], true).mul_add(f(b[l], true), f(d[l], true)),
+                    dn.outputs,
+                );
                 out[l] = u32::from(lo) | u32::from(hi) << 16;
             }
             e.write_vdst32(inst, &out)?;

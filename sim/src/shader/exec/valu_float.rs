@@ -66,7 +66,9 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             minmax32(minmax32(a, b, false, ie), c, false, ie)
         })?,
         Op::VMax3F32 => {
-            f32_op(e, inst, |[a, b, c]| minmax32(minmax32(a, b, true, ie), c, true, ie))?;
+            f32_op(e, inst, |[a, b, c]| {
+                minmax32(minmax32(a, b, true, ie), c, true, ie)
+            })?;
         }
         Op::VMed3F32 => f32_op(e, inst, |[a, b, c]| med3_32(a, b, c, ie))?,
         Op::VFmaF32 => f32_op(e, inst, |[a, b, c]| a.mul_add(b, c))?,
@@ -120,7 +122,11 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         Op::VSinF32 => f32_op(e, inst, |[a]| r32((f64::from(a) * TAU).sin()))?,
         Op::VCosF32 => f32_op(e, inst, |[a]| r32((f64::from(a) * TAU).cos()))?,
         Op::VFrexpMantF32 => f32_op(e, inst, |[a]| {
-            if a.is_finite() { frexp64(f64::from(a)).0 as f32 } else { a }
+            if a.is_finite() {
+                frexp64(f64::from(a)).0 as f32
+            } else {
+                a
+            }
         })?,
         Op::VFrexpExpI32F32 => {
             let a = e.src32(inst, 0)?;
@@ -186,9 +192,18 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             let mut out = [0u64; LANES];
             for l in 0..LANES {
                 let x = f64::from_bits(a[l]);
-                let x = if dn.inputs { x } else { super::float::flush64(x) };
+                let x = if dn.inputs {
+                    x
+                } else {
+                    super::float::flush64(x)
+                };
                 let r = ldexp64(x, b[l] as i32);
-                out[l] = if dn.outputs { r } else { super::float::flush64(r) }.to_bits();
+                out[l] = if dn.outputs {
+                    r
+                } else {
+                    super::float::flush64(r)
+                }
+                .to_bits();
             }
             e.write_vdst64(inst, &out)?;
         }

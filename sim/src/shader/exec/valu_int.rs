@@ -5,7 +5,7 @@ use super::operand::half;
 use super::valu::{bin32, srcs32, tri32, un32};
 use super::{Exec, Fault};
 use crate::shader::isa::{Inst, Op};
-use crate::shader::wave::{LANES, lanes};
+use crate::shader::wave::LANES;
 
 fn sext24(v: u32) -> i64 {
     i64::from(((v << 8) as i32) >> 8)
@@ -116,13 +116,17 @@ fn tri16(e: &mut Exec, inst: &Inst, f: impl Fn(u32, u32, u32) -> u32) -> Result<
 fn carry(e: &mut Exec, inst: &Inst, sub: bool, rev: bool, carry_in: bool) -> Result<(), Fault> {
     let a = e.src32(inst, 0)?;
     let b = e.src32(inst, 1)?;
-    let cin = if carry_in { e.scalar64(inst.src[2])? } else { 0 };
+    let cin = if carry_in {
+        e.scalar64(inst.src[2])?
+    } else {
+        0
+    };
     let exec = e.write_mask(inst);
     let (x, y) = if rev { (b, a) } else { (a, b) };
     let mut out = [0u32; LANES];
     let mut cout = 0u64;
     for l in 0..LANES {
-        let c = u64::from((cin >> l) & 1);
+        let c = (cin >> l) & 1;
         let (r, co) = if sub {
             let r = u64::from(x[l])
                 .wrapping_sub(u64::from(y[l]))
@@ -163,7 +167,10 @@ fn mad64(e: &mut Exec, inst: &Inst, signed: bool) -> Result<(), Fault> {
     for l in 0..LANES {
         let (r, co) = if signed {
             let p = i128::from(a[l] as i32) * i128::from(b[l] as i32) + i128::from(c[l] as i64);
-            (p as u64, p > i128::from(i64::MAX) || p < i128::from(i64::MIN))
+            (
+                p as u64,
+                p > i128::from(i64::MAX) || p < i128::from(i64::MIN),
+            )
         } else {
             let p = u128::from(a[l]) * u128::from(b[l]) + u128::from(c[l]);
             (p as u64, p >> 64 != 0)
@@ -205,8 +212,16 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         Op::VXnorB32 => bin32(e, inst, |a, b| !(a ^ b))?,
         Op::VNotB32 => un32(e, inst, |a| !a)?,
         Op::VBfrevB32 => un32(e, inst, u32::reverse_bits)?,
-        Op::VFfbhU32 => un32(e, inst, |a| if a == 0 { u32::MAX } else { a.leading_zeros() })?,
-        Op::VFfblB32 => un32(e, inst, |a| if a == 0 { u32::MAX } else { a.trailing_zeros() })?,
+        Op::VFfbhU32 => un32(
+            e,
+            inst,
+            |a| if a == 0 { u32::MAX } else { a.leading_zeros() },
+        )?,
+        Op::VFfblB32 => un32(
+            e,
+            inst,
+            |a| if a == 0 { u32::MAX } else { a.trailing_zeros() },
+        )?,
         Op::VFfbhI32 => un32(e, inst, |a| {
             let v = a as i32;
             if v == 0 || v == -1 {
@@ -215,16 +230,14 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
                 (if v < 0 { !a } else { a }).leading_zeros()
             }
         })?,
+        Op::VAddI32 if clamp => bin32(e, inst, |a, b| (a as i32).saturating_add(b as i32) as u32)?,
+        Op::VSubI32 if clamp => bin32(e, inst, |a, b| (a as i32).saturating_sub(b as i32) as u32)?,
         Op::VAddU32 if clamp => bin32(e, inst, u32::saturating_add)?,
-        Op::VAddU32 => bin32(e, inst, u32::wrapping_add)?,
+        Op::VAddU32 | Op::VAddI32 => bin32(e, inst, u32::wrapping_add)?,
         Op::VSubU32 if clamp => bin32(e, inst, u32::saturating_sub)?,
-        Op::VSubU32 => bin32(e, inst, u32::wrapping_sub)?,
+        Op::VSubU32 | Op::VSubI32 => bin32(e, inst, u32::wrapping_sub)?,
         Op::VSubrevU32 if clamp => bin32(e, inst, |a, b| b.saturating_sub(a))?,
         Op::VSubrevU32 => bin32(e, inst, |a, b| b.wrapping_sub(a))?,
-        Op::VAddI32 if clamp => bin32(e, inst, |a, b| (a as i32).saturating_add(b as i32) as u32)?,
-        Op::VAddI32 => bin32(e, inst, u32::wrapping_add)?,
-        Op::VSubI32 if clamp => bin32(e, inst, |a, b| (a as i32).saturating_sub(b as i32) as u32)?,
-        Op::VSubI32 => bin32(e, inst, u32::wrapping_sub)?,
         Op::VAddCoU32 => carry(e, inst, false, false, false)?,
         Op::VSubCoU32 => carry(e, inst, true, false, false)?,
         Op::VSubrevCoU32 => carry(e, inst, true, true, false)?,
@@ -232,16 +245,18 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         Op::VSubbCoU32 => carry(e, inst, true, false, true)?,
         Op::VSubbrevCoU32 => carry(e, inst, true, true, true)?,
         // 16-bit integer ops (VOP2 and their VOP3 forms).
+        Op::VAddI16 if clamp => bin16(e, inst, |a, b| {
+            sat_i16(i32::from(a as i16) + i32::from(b as i16))
+        })?,
+        Op::VSubI16 if clamp => bin16(e, inst, |a, b| {
+            sat_i16(i32::from(a as i16) - i32::from(b as i16))
+        })?,
         Op::VAddU16 if clamp => bin16(e, inst, |a, b| sat_u16(a + b))?,
-        Op::VAddU16 => bin16(e, inst, u32::wrapping_add)?,
+        Op::VAddU16 | Op::VAddI16 => bin16(e, inst, u32::wrapping_add)?,
         Op::VSubU16 if clamp => bin16(e, inst, u32::saturating_sub)?,
-        Op::VSubU16 => bin16(e, inst, u32::wrapping_sub)?,
+        Op::VSubU16 | Op::VSubI16 => bin16(e, inst, u32::wrapping_sub)?,
         Op::VSubrevU16 if clamp => bin16(e, inst, |a, b| b.saturating_sub(a))?,
         Op::VSubrevU16 => bin16(e, inst, |a, b| b.wrapping_sub(a))?,
-        Op::VAddI16 if clamp => bin16(e, inst, |a, b| sat_i16(i32::from(a as i16) + i32::from(b as i16)))?,
-        Op::VAddI16 => bin16(e, inst, u32::wrapping_add)?,
-        Op::VSubI16 if clamp => bin16(e, inst, |a, b| sat_i16(i32::from(a as i16) - i32::from(b as i16)))?,
-        Op::VSubI16 => bin16(e, inst, u32::wrapping_sub)?,
         Op::VMulLoU16 => bin16(e, inst, u32::wrapping_mul)?,
         Op::VLshlrevB16 => bin16(e, inst, |a, b| b << (a & 15))?,
         Op::VLshrrevB16 => bin16(e, inst, |a, b| (b & 0xffff) >> (a & 15))?,
@@ -261,8 +276,12 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             let r = i32::from(a as i16) * i32::from(b as i16) + i32::from(c as i16);
             if clamp { sat_i16(r) } else { r as u32 }
         })?,
-        Op::VMin3I16 => tri16(e, inst, |a, b, c| (a as i16).min(b as i16).min(c as i16) as u32)?,
-        Op::VMax3I16 => tri16(e, inst, |a, b, c| (a as i16).max(b as i16).max(c as i16) as u32)?,
+        Op::VMin3I16 => tri16(e, inst, |a, b, c| {
+            (a as i16).min(b as i16).min(c as i16) as u32
+        })?,
+        Op::VMax3I16 => tri16(e, inst, |a, b, c| {
+            (a as i16).max(b as i16).max(c as i16) as u32
+        })?,
         Op::VMed3I16 => tri16(e, inst, |a, b, c| med3(a as i16, b as i16, c as i16) as u32)?,
         Op::VMin3U16 => tri16(e, inst, |a, b, c| a.min(b).min(c))?,
         Op::VMax3U16 => tri16(e, inst, |a, b, c| a.max(b).max(c))?,
@@ -287,17 +306,29 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             e.write_vdst32(inst, &out)?;
         }
         // Three-source 32-bit ops.
-        Op::VMadI32I24 => tri32(e, inst, |a, b, c| (sext24(a) * sext24(b)) as u32 + c)?,
-        Op::VMadU32U24 => tri32(e, inst, |a, b, c| ((u24(a) * u24(b)) as u32).wrapping_add(c))?,
+        Op::VMadI32I24 => tri32(e, inst, |a, b, c| {
+            ((sext24(a) * sext24(b)) as u32).wrapping_add(c)
+        })?,
+        Op::VMadU32U24 => tri32(e, inst, |a, b, c| {
+            ((u24(a) * u24(b)) as u32).wrapping_add(c)
+        })?,
         Op::VBfeU32 => tri32(e, inst, bfe_u)?,
         Op::VBfeI32 => tri32(e, inst, bfe_i)?,
         Op::VBfiB32 => tri32(e, inst, |a, b, c| (a & b) | (!a & c))?,
-        Op::VAlignbitB32 => tri32(e, inst, |a, b, c| ((u64::from(a) << 32 | u64::from(b)) >> (c & 31)) as u32)?,
+        Op::VAlignbitB32 => tri32(e, inst, |a, b, c| {
+            ((u64::from(a) << 32 | u64::from(b)) >> (c & 31)) as u32
+        })?,
         Op::VAlignbyteB32 => {
-            tri32(e, inst, |a, b, c| ((u64::from(a) << 32 | u64::from(b)) >> (8 * (c & 3))) as u32)?;
+            tri32(e, inst, |a, b, c| {
+                ((u64::from(a) << 32 | u64::from(b)) >> (8 * (c & 3))) as u32
+            })?;
         }
-        Op::VMin3I32 => tri32(e, inst, |a, b, c| (a as i32).min(b as i32).min(c as i32) as u32)?,
-        Op::VMax3I32 => tri32(e, inst, |a, b, c| (a as i32).max(b as i32).max(c as i32) as u32)?,
+        Op::VMin3I32 => tri32(e, inst, |a, b, c| {
+            (a as i32).min(b as i32).min(c as i32) as u32
+        })?,
+        Op::VMax3I32 => tri32(e, inst, |a, b, c| {
+            (a as i32).max(b as i32).max(c as i32) as u32
+        })?,
         Op::VMed3I32 => tri32(e, inst, |a, b, c| med3(a as i32, b as i32, c as i32) as u32)?,
         Op::VMin3U32 => tri32(e, inst, |a, b, c| a.min(b).min(c))?,
         Op::VMax3U32 => tri32(e, inst, |a, b, c| a.max(b).max(c))?,
@@ -325,7 +356,9 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         })?,
         Op::VPermB32 => tri32(e, inst, |a, b, c| {
             let data = u64::from(a) << 32 | u64::from(b);
-            (0..4).fold(0u32, |acc, i| acc | byte_permute(data, c >> (8 * i)) << (8 * i))
+            (0..4).fold(0u32, |acc, i| {
+                acc | byte_permute(data, c >> (8 * i)) << (8 * i)
+            })
         })?,
         Op::VLshlAddU32 => tri32(e, inst, |a, b, c| (a << (b & 31)).wrapping_add(c))?,
         Op::VAddLshlU32 => tri32(e, inst, |a, b, c| a.wrapping_add(b) << (c & 31))?,
@@ -337,10 +370,14 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         Op::VMulLoU32 => bin32(e, inst, u32::wrapping_mul)?,
         Op::VMulHiU32 => bin32(e, inst, |a, b| ((u64::from(a) * u64::from(b)) >> 32) as u32)?,
         Op::VMulHiI32 => {
-            bin32(e, inst, |a, b| ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32)?;
+            bin32(e, inst, |a, b| {
+                ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32
+            })?;
         }
         Op::VBcntU32B32 => bin32(e, inst, |a, b| a.count_ones().wrapping_add(b))?,
-        Op::VBfmB32 => bin32(e, inst, |a, b| (((1u64 << (a & 31)) - 1) as u32) << (b & 31))?,
+        Op::VBfmB32 => bin32(e, inst, |a, b| {
+            (((1u64 << (a & 31)) - 1) as u32) << (b & 31)
+        })?,
         Op::VCvtPkU16U32 => bin32(e, inst, |a, b| sat_u16(a) | sat_u16(b) << 16)?,
         Op::VCvtPkI16I32 => bin32(e, inst, |a, b| sat_i16(a as i32) | sat_i16(b as i32) << 16)?,
         Op::VLshlrevB64 => shift64(e, inst, |v, s| v << s)?,
@@ -360,6 +397,5 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         }
         _ => return Ok(false),
     }
-    let _ = lanes;
     Ok(true)
 }

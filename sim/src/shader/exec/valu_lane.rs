@@ -17,7 +17,11 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         Op::VReadfirstlaneB32 => {
             let v = e.lanes32(inst.src[0])?;
             let exec = e.w.exec();
-            let lane = if exec == 0 { 0 } else { exec.trailing_zeros() as usize };
+            let lane = if exec == 0 {
+                0
+            } else {
+                exec.trailing_zeros() as usize
+            };
             e.write_sdst32(inst.dst, v[lane])?;
         }
         Op::VReadlaneB32 => {
@@ -40,7 +44,11 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             let mut out = [0u32; LANES];
             for l in 0..LANES {
                 let below: u64 = (1u64 << l) - 1;
-                let part = if hi { (below >> 32) as u32 } else { below as u32 };
+                let part = if hi {
+                    (below >> 32) as u32
+                } else {
+                    below as u32
+                };
                 out[l] = (a[l] & part).count_ones().wrapping_add(b[l]);
             }
             e.write_vdst32(inst, &out)?;

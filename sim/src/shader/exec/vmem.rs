@@ -25,19 +25,26 @@ enum D16 {
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
-    Load { bytes: u32, sext: bool, d16: D16 },
-    Store { bytes: u32, hi: bool },
-    Atomic { op: AtomicOp, wide: bool },
+    Load {
+        bytes: u32,
+        sext: bool,
+        d16: D16,
+    },
+    Store {
+        bytes: u32,
+        hi: bool,
+    },
+    Atomic {
+        op: AtomicOp,
+        wide: bool,
+    },
     /// Cache write-back/invalidate: a fence in the simulator.
     Cache,
 }
 
 fn parse(name: &str) -> Option<Kind> {
     let (_, rest) = name.split_once('_')?;
-    if matches!(
-        rest,
-        "wbinvl1" | "wbinvl1_vol" | "wbl2" | "invl2" | "inv"
-    ) {
+    if matches!(rest, "wbinvl1" | "wbinvl1_vol" | "wbl2" | "invl2" | "inv") {
         return Some(Kind::Cache);
     }
     let width = |t: &str| -> Option<(u32, bool)> {
@@ -92,9 +99,7 @@ fn kind(op: Op) -> Option<Kind> {
         Op::ALL
             .iter()
             .map(|op| match op.info().family {
-                Family::Flat | Family::Global | Family::Scratch | Family::Mubuf => {
-                    parse(op.name())
-                }
+                Family::Flat | Family::Global | Family::Scratch | Family::Mubuf => parse(op.name()),
                 _ => None,
             })
             .collect()
@@ -321,11 +326,7 @@ impl Buffer {
 }
 
 /// Per-lane, per-dword addresses of a MUBUF access (`dwords` chunks of up to 4 bytes).
-fn mubuf_access(
-    e: &Exec,
-    inst: &Inst,
-    bytes: u32,
-) -> Result<Vec<[Option<u64>; 4]>, Fault> {
+fn mubuf_access(e: &Exec, inst: &Inst, bytes: u32) -> Result<Vec<[Option<u64>; 4]>, Fault> {
     let mem = inst.mem();
     let buf = Buffer::read(e, mem.srsrc);
     let soffset = u64::from(e.scalar32(inst.src[2])?);
@@ -349,9 +350,9 @@ fn mubuf_access(
         };
         let index = vindex + if buf.add_tid { l as u64 } else { 0 };
         let offset = voffset + mem.offset as u64;
-        for k in 0..chunks {
+        for (k, slot) in out[l].iter_mut().take(chunks).enumerate() {
             let len = u64::from(bytes.min(4));
-            out[l][k] = buf.address(index, offset + 4 * k as u64, len, soffset);
+            *slot = buf.address(index, offset + 4 * k as u64, len, soffset);
         }
     }
     Ok(out)
@@ -386,8 +387,6 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
     let mut locs: Vec<[Loc; 4]> = vec![[Loc::Dropped; 4]; LANES];
     if inst.enc == Encoding::Mubuf {
         let addrs = mubuf_access(e, inst, bytes)?;
-        let private = u16::from(mem.srsrc) == 0 && false;
-        let _ = private;
         for l in lanes(exec) {
             for k in 0..4 {
                 locs[l][k] = addrs[l][k].map_or(Loc::Dropped, Loc::Global);
@@ -401,14 +400,19 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
     }
     match kind {
         Kind::Load { bytes, sext, d16 } => {
-            let dst = vreg(inst.dst).ok_or_else(|| unimplemented("a load without a VGPR target"))?;
+            let dst =
+                vreg(inst.dst).ok_or_else(|| unimplemented("a load without a VGPR target"))?;
             let mut results = [[0u32; 4]; LANES];
             for l in lanes(exec) {
                 let mut buf = [0u8; 16];
                 read_chunks(e, &locs[l], l, &mut buf[..bytes as usize], inst.enc)?;
                 for k in 0..4 {
-                    results[l][k] =
-                        u32::from_le_bytes([buf[4 * k], buf[4 * k + 1], buf[4 * k + 2], buf[4 * k + 3]]);
+                    results[l][k] = u32::from_le_bytes([
+                        buf[4 * k],
+                        buf[4 * k + 1],
+                        buf[4 * k + 2],
+                        buf[4 * k + 3],
+                    ]);
                 }
             }
             let dwords = bytes.div_ceil(4) as usize;
@@ -428,15 +432,16 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
                         D16::Hi => (old & 0xffff) | (v << 16),
                     };
                 } else {
-                    for k in 0..dwords {
-                        e.w.v_mut(dst + k)[l] = results[l][k];
+                    for (k, value) in results[l].iter().take(dwords).enumerate() {
+                        e.w.v_mut(dst + k)[l] = *value;
                     }
                 }
             }
             Ok(())
         }
         Kind::Store { bytes, hi } => {
-            let data = vreg(inst.src[1]).ok_or_else(|| unimplemented("a store without VGPR data"))?;
+            let data =
+                vreg(inst.src[1]).ok_or_else(|| unimplemented("a store without VGPR data"))?;
             let dwords = bytes.div_ceil(4) as usize;
             for l in lanes(exec) {
                 let mut buf = [0u8; 16];
@@ -450,7 +455,8 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
             Ok(())
         }
         Kind::Atomic { op, wide } => {
-            let data = vreg(inst.src[1]).ok_or_else(|| unimplemented("an atomic without VGPR data"))?;
+            let data =
+                vreg(inst.src[1]).ok_or_else(|| unimplemented("an atomic without VGPR data"))?;
             let dst = vreg(inst.dst);
             let n = if wide { 2 } else { 1 };
             for l in lanes(exec) {

@@ -6,7 +6,7 @@
 use super::float::{Denorm, f16_to_f64, f64_to_f16, flush32, minmax64};
 use super::operand::half;
 use super::valu::{check_round, denorm32, denorm64, ieee};
-use super::{Exec, Fault, R, unimplemented};
+use super::{Exec, R, unimplemented};
 use crate::shader::isa::{Inst, Op};
 use crate::shader::wave::{LANES, mode};
 
@@ -131,7 +131,11 @@ fn dot(e: &mut Exec, inst: &Inst, bits: u32, signed: bool) -> R {
     let mask = (1u32 << bits) - 1;
     let mut out = [0u32; LANES];
     for l in 0..LANES {
-        let mut acc = if signed { i64::from(c[l] as i32) } else { i64::from(c[l]) };
+        let mut acc = if signed {
+            i64::from(c[l] as i32)
+        } else {
+            i64::from(c[l])
+        };
         for k in 0..n {
             let x = (a[l] >> (k * bits)) & mask;
             let y = (b[l] >> (k * bits)) & mask;
@@ -192,11 +196,23 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
     let ie = ieee(e);
     let clamp = inst.mods.clamp;
     let sat_u = |v: u32| if clamp { v.min(0xffff) } else { v };
-    let sat_i = |v: i32| if clamp { v.clamp(-32768, 32767) as u32 } else { v as u32 };
+    let sat_i = |v: i32| {
+        if clamp {
+            v.clamp(-32768, 32767) as u32
+        } else {
+            v as u32
+        }
+    };
     let s16 = |v: u32| i32::from(v as u16 as i16);
     match inst.op {
         Op::VPkAddU16 => pk_int(e, inst, |[a, b]| sat_u(a + b)),
-        Op::VPkSubU16 => pk_int(e, inst, |[a, b]| if clamp { a.saturating_sub(b) } else { a.wrapping_sub(b) }),
+        Op::VPkSubU16 => pk_int(e, inst, |[a, b]| {
+            if clamp {
+                a.saturating_sub(b)
+            } else {
+                a.wrapping_sub(b)
+            }
+        }),
         Op::VPkAddI16 => pk_int(e, inst, |[a, b]| sat_i(s16(a) + s16(b))),
         Op::VPkSubI16 => pk_int(e, inst, |[a, b]| sat_i(s16(a) - s16(b))),
         Op::VPkMulLoU16 => pk_int(e, inst, |[a, b]| a.wrapping_mul(b)),
@@ -223,8 +239,16 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
             let m = inst.mods;
             let mut out = [0u64; LANES];
             for l in 0..LANES {
-                let lo = if m.op_sel & 1 != 0 { a[l] >> 32 } else { a[l] & 0xffff_ffff };
-                let hi = if m.op_sel & 2 != 0 { b[l] >> 32 } else { b[l] & 0xffff_ffff };
+                let lo = if m.op_sel & 1 != 0 {
+                    a[l] >> 32
+                } else {
+                    a[l] & 0xffff_ffff
+                };
+                let hi = if m.op_sel & 2 != 0 {
+                    b[l] >> 32
+                } else {
+                    b[l] & 0xffff_ffff
+                };
                 out[l] = lo | hi << 32;
             }
             e.write_vdst64(inst, &out)
@@ -256,10 +280,4 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
         }
         _ => Err(unimplemented("packed or matrix opcode not simulated")),
     }
-}
-
-#[allow(dead_code)]
-fn _unused(e: &Exec) -> Result<(), Fault> {
-    let _ = e;
-    Ok(())
 }

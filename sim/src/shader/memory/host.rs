@@ -67,7 +67,8 @@ pub fn store(span: &HostSpan, va: u64, data: &[u8]) -> Option<()> {
             let mut b = [0u8; 8];
             b.copy_from_slice(data);
             // SAFETY: `p` is inside the live span and 8-aligned.
-            unsafe { AtomicU64::from_ptr(p.cast()) }.store(u64::from_le_bytes(b), Ordering::Relaxed);
+            unsafe { AtomicU64::from_ptr(p.cast()) }
+                .store(u64::from_le_bytes(b), Ordering::Relaxed);
         }
         2 if aligned(2) => {
             let v = u16::from_le_bytes([data[0], data[1]]);

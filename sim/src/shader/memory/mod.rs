@@ -53,24 +53,18 @@ impl<'a> DeviceMemory<'a> {
 
     /// The span holding `[va, va + len)` with `access` permitted.
     fn span(&mut self, va: u64, len: u64, access: Access) -> Result<&HostSpan, MemoryFault> {
-        let hit = self.spans.iter().position(|s| s.contains(va, len));
-        let index = match hit {
-            Some(i) => {
-                if let Err(kind) = self.spans[i].permits(access) {
-                    return Err(MemoryFault { va, access, kind });
-                }
-                i
+        if let Some(i) = self.spans.iter().position(|s| s.contains(va, len)) {
+            if let Err(kind) = self.spans[i].permits(access) {
+                return Err(MemoryFault { va, access, kind });
             }
-            None => {
-                let span = self.vm.translate(va, len, access)?;
-                if self.spans.len() == CACHE_SPANS {
-                    self.spans.pop();
-                }
-                self.spans.insert(0, span);
-                0
-            }
-        };
-        Ok(&self.spans[index])
+            return Ok(&self.spans[i]);
+        }
+        let span = self.vm.translate(va, len, access)?;
+        if self.spans.len() == CACHE_SPANS {
+            self.spans.pop();
+        }
+        self.spans.insert(0, span);
+        Ok(&self.spans[0])
     }
 
     /// Read `out.len()` bytes at `va`.
@@ -145,7 +139,12 @@ impl<'a> DeviceMemory<'a> {
         let bytes = &mut b[..4 * N];
         self.read(va, bytes)?;
         for (i, v) in out.iter_mut().enumerate() {
-            *v = u32::from_le_bytes([bytes[4 * i], bytes[4 * i + 1], bytes[4 * i + 2], bytes[4 * i + 3]]);
+            *v = u32::from_le_bytes([
+                bytes[4 * i],
+                bytes[4 * i + 1],
+                bytes[4 * i + 2],
+                bytes[4 * i + 3],
+            ]);
         }
         Ok(out)
     }
