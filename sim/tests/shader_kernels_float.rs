@@ -190,7 +190,7 @@ fn f32_ops_are_correctly_rounded() {
                     "{ctx} o[{j}] = {:#x}, want {:#x}",
                     o[j],
                     want.to_bits()
-                )
+                );
             };
             check(0, a + b);
             check(1, a - b);
