@@ -818,3 +818,58 @@ fn program_scope_variables_and_relocations() {
         }
     });
 }
+
+#[test]
+fn external_variable_resolved_by_the_loader() {
+    for_each_build(|gpu, v| {
+        let var = gpu.buffer_u32(&[0x0a0a_0001, 0x0b0b_0002, 0x0c0c_0003]);
+        let mut externals = amdgpu_loader::ExternalDefinitions::new();
+        externals.define("aq_external_var", var.va).expect("define");
+        let co = gpu.load_with(&format!("extern_sym.{v}"), &externals);
+        let out = gpu.buffer(12);
+        gpu.dispatch(&co, "extern_sym", [1, 1, 1], [1, 1, 1], &[Arg::Ptr(out.va)])
+            .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        assert_eq!(out.u32s(), vec![0x0c0c_0003, 0x0a0a_0001, 2]);
+    });
+}
+
+#[test]
+fn code_object_v4_kernels_read_the_dispatch_packet() {
+    let gpu = shader_support::Gpu::new(amdgpu_sim::target::GfxTarget::Gfx90a);
+    let co = gpu.load("vector_add.co4");
+    let n = 300u32;
+    let a: Vec<u32> = (0..n).collect();
+    let b: Vec<u32> = (0..n).map(|i| i * 1000).collect();
+    let (ba, bb) = (gpu.buffer_u32(&a), gpu.buffer_u32(&b));
+    let c = gpu.buffer(n as usize * 4);
+    gpu.dispatch(
+        &co,
+        "vector_add",
+        grid1(n, 128),
+        [128, 1, 1],
+        &[
+            Arg::Ptr(ba.va),
+            Arg::Ptr(bb.va),
+            Arg::Ptr(c.va),
+            Arg::U32(n),
+        ],
+    )
+    .expect("vector_add.co4");
+    assert_eq!(c.u32s(), (0..n).map(|i| i * 1001).collect::<Vec<u32>>());
+    let co = gpu.load("reduce_lds.co4");
+    let x: Vec<u32> = (0..512).map(|i| i * 3).collect();
+    let bx = gpu.buffer_u32(&x);
+    let partial = gpu.buffer(8);
+    gpu.dispatch(
+        &co,
+        "reduce_lds",
+        [512, 1, 1],
+        [256, 1, 1],
+        &[Arg::Ptr(bx.va), Arg::Ptr(partial.va), Arg::U32(512)],
+    )
+    .expect("reduce_lds.co4");
+    let sums: Vec<u32> = (0..2)
+        .map(|g| x[256 * g..256 * g + 256].iter().sum())
+        .collect();
+    assert_eq!(partial.u32s(), sums);
+}

@@ -2,8 +2,8 @@
 //! are distributed over a pool of worker threads (scoped to the dispatch, so they borrow the
 //! VM, the interrupt sink and the abort flag); each worker runs whole workgroups.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use crate::dispatch::{DispatchError, DispatchRequest, DispatchStats, InterruptSink, ShaderCore};
 use crate::shader::exec::{Apertures, Shared};
@@ -182,11 +182,4 @@ impl ShaderCore for Gfx9ShaderCore {
             instructions: run.instructions.into_inner(),
         })
     }
-}
-
-#[allow(dead_code)]
-fn _assert_send_sync() {
-    fn check<T: Send + Sync>() {}
-    check::<Gfx9ShaderCore>();
-    let _ = Arc::new(());
 }

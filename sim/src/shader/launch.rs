@@ -5,7 +5,7 @@
 //! wave's scratch slot (FLAT_SCRATCH on architected-flat-scratch targets).
 
 use amdgpu_loader::KernelDescriptor;
-use amdgpu_loader::kernel_descriptor::{UserSgpr, kernel_code_property, rsrc1, rsrc2};
+use amdgpu_loader::kernel_descriptor::{UserSgpr, rsrc1, rsrc2};
 
 use crate::dispatch::{DispatchError, DispatchRequest};
 use crate::shader::memory::DeviceMemory;
@@ -165,7 +165,6 @@ impl Launch {
             } else {
                 0
             };
-        let _ = kernel_code_property::ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER;
         Ok(Self {
             target: request.target,
             entry,

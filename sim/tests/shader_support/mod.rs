@@ -273,6 +273,11 @@ impl Gpu {
 
     /// Load `bin/<target>/<file>` into executable memory.
     pub fn load(&self, file: &str) -> Loaded {
+        self.load_with(file, &NoExternals)
+    }
+
+    /// Load with external symbol definitions.
+    pub fn load_with(&self, file: &str, externals: &dyn amdgpu_loader::ExternalSymbols) -> Loaded {
         let path = kernels_bin().join(self.dir()).join(file);
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let co = CodeObject::parse(&bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -281,7 +286,7 @@ impl Gpu {
         let memory = self.vm.alloc(size, align, true, true);
         let mut staging = vec![0u8; size];
         let image = co
-            .load(&mut staging, memory.va, &NoExternals)
+            .load(&mut staging, memory.va, externals)
             .unwrap_or_else(|e| panic!("{file}: load: {e}"));
         memory.write(0, &staging);
         Loaded { image, memory }

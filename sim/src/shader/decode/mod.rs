@@ -76,9 +76,9 @@ pub fn decode(words: &[u32], target: GfxTarget) -> Result<Inst, DecodeError> {
     }
     if w0 >> 31 == 0 {
         return match w0 >> 25 {
-            0x3f => vector::vop1(words, luts, target),
-            0x3e => vector::vopc(words, luts, target),
-            _ => vector::vop2(words, luts, target),
+            0x3f => vector::vop1(words, luts),
+            0x3e => vector::vopc(words, luts),
+            _ => vector::vop2(words, luts),
         };
     }
     match w0 >> 26 {

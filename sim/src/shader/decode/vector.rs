@@ -5,7 +5,6 @@ use super::{DecodeError, Luts, bits, lookup, word};
 use crate::shader::isa::{
     DppControl, Encoding, Extra, Family, Inst, Op, Operand, SdwaControl, SdwaSel, Ty,
 };
-use crate::target::GfxTarget;
 
 const VCC: Operand = Operand::Sgpr(106);
 
@@ -130,9 +129,8 @@ fn vsrc1(inst: &Inst, words: &[u32], family: &'static str, ty: Ty) -> Result<Ope
 }
 
 /// VOP2: `0 op[30:25] vdst[24:17] vsrc1[16:9] src0[8:0]`.
-pub fn vop2(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, DecodeError> {
+pub fn vop2(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     const F: &str = "VOP2";
-    let _ = target;
     let w = words[0];
     let op = lookup(&luts.vop2, bits(w, 25, 6), F)?;
     let sig = op.info().sig;
@@ -160,9 +158,8 @@ pub fn vop2(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
 }
 
 /// VOP1: `0111111 vdst[24:17] op[16:9] src0[8:0]`.
-pub fn vop1(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, DecodeError> {
+pub fn vop1(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     const F: &str = "VOP1";
-    let _ = target;
     let w = words[0];
     let op = lookup(&luts.vop1, bits(w, 9, 8), F)?;
     let sig = op.info().sig;
@@ -187,9 +184,8 @@ pub fn vop1(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
 }
 
 /// VOPC: `0111110 op[24:17] vsrc1[16:9] src0[8:0]`; writes VCC (SDWA: VCC or an SGPR pair).
-pub fn vopc(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, DecodeError> {
+pub fn vopc(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     const F: &str = "VOPC";
-    let _ = target;
     let w = words[0];
     let op = lookup(&luts.vopc, bits(w, 17, 8), F)?;
     let sig = op.info().sig;

@@ -47,9 +47,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
         _ => {}
     }
     let name = inst.op.name();
-    let dwords = inst.op.info().sig[0]
-        .dwords()
-        .max(inst.op.info().sig[0].dwords());
+    let dwords = inst.op.info().sig[0].dwords();
     let soffset = if mem.soffset_en {
         u64::from(e.scalar32(inst.src[1])?)
     } else {

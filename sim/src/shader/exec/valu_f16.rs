@@ -11,7 +11,7 @@ use std::f64::consts::TAU;
 use super::float::{Denorm, div_fixup, f16_to_f64, f64_to_f16, frexp64};
 use super::operand::half;
 use super::valu::{check_round, denorm64, ieee};
-use super::{Exec, Fault, unimplemented};
+use super::{Exec, Fault};
 use crate::shader::isa::{Inst, Op, Operand};
 use crate::shader::wave::{LANES, mode};
 
@@ -188,7 +188,6 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             }
             e.write_vdst32(inst, &out)?;
         }
-        Op::VCvtF16F32 if false => return Err(unimplemented("unreachable")),
         _ => return Ok(false),
     }
     Ok(true)

@@ -16,7 +16,7 @@ use super::float::{
 };
 use super::valu::{check_round, denorm32, denorm64, f32_op, f64_op, ieee};
 use super::{Exec, Fault, unimplemented};
-use crate::shader::isa::{Inst, Op, Operand};
+use crate::shader::isa::{Inst, Op};
 use crate::shader::wave::LANES;
 
 /// Round to single precision via double (one rounding).
@@ -47,11 +47,6 @@ fn mul_legacy(a: f32, b: f32) -> f32 {
     if a == 0.0 || b == 0.0 { 0.0 } else { a * b }
 }
 
-/// The destination register read as a source (v_mac/v_fmac accumulate into it).
-fn dst_lanes(e: &Exec, inst: &Inst) -> Result<[u32; LANES], Fault> {
-    e.lanes32(inst.dst)
-}
-
 pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
     let ie = ieee(e);
     match inst.op {
@@ -75,11 +70,10 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         Op::VMadF32 => f32_op(e, inst, |[a, b, c]| mad32(a, b, c))?,
         Op::VMadLegacyF32 => f32_op(e, inst, |[a, b, c]| flush32(mul_legacy(a, b) + c))?,
         Op::VFmacF32 | Op::VMacF32 => {
-            let d = dst_lanes(e, inst)?;
+            // The accumulator is the destination register.
             let fused = inst.op == Op::VFmacF32;
             let mut tmp = *inst;
             tmp.src[2] = inst.dst;
-            let _ = d;
             if fused {
                 f32_op(e, &tmp, |[a, b, c]| a.mul_add(b, c))?;
             } else {
@@ -274,6 +268,5 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         }
         _ => return Ok(false),
     }
-    let _: Operand = Operand::None;
     Ok(true)
 }
