@@ -12,8 +12,8 @@ use std::sync::Arc;
 use crate::cp::CommandProcessorEngine;
 use crate::dispatch::ShaderCore;
 use crate::error::SimError;
-use crate::inert::InertShaderCore;
 use crate::queue::QueueEngine;
+use crate::shader::Gfx9ShaderCore;
 use crate::target::GfxTarget;
 
 /// `AMDGPU_FAMILY_AI`: every GFX9 part, including GC 9.4.2 (MI210) and 9.4.3 (MI300X).
@@ -93,8 +93,8 @@ pub struct GpuConfig {
     pub mec_fw_version: u32,
     /// SDMA firmware version.
     pub sdma_fw_version: u32,
-    /// The shader core that runs this GPU's kernels (by default [`InertShaderCore`], which fails
-    /// every dispatch, until the GFX9 shader core exists).
+    /// The shader core that runs this GPU's kernels (by default a [`Gfx9ShaderCore`] of its own
+    /// with one worker per available CPU; worker threads exist only while a dispatch runs).
     pub shader: Arc<dyn ShaderCore>,
 }
 
@@ -152,7 +152,7 @@ impl GpuConfig {
             // and AMDGPU_INFO agree.
             mec_fw_version: 78,
             sdma_fw_version: 8,
-            shader: Arc::new(InertShaderCore),
+            shader: Arc::new(Gfx9ShaderCore::new(0)),
         }
     }
 
@@ -200,7 +200,7 @@ impl GpuConfig {
             cp_queues: 128,
             mec_fw_version: 177,
             sdma_fw_version: 19,
-            shader: Arc::new(InertShaderCore),
+            shader: Arc::new(Gfx9ShaderCore::new(0)),
         }
     }
 
@@ -336,7 +336,8 @@ impl MachineConfig {
         Self::mi300x().with_gpu_count(8).with_xgmi_hive(true)
     }
 
-    /// Replace the GPUs with `count` copies of the first one.
+    /// Replace the GPUs with `count` copies of the first one (the copies share its shader core;
+    /// give a GPU its own with [`GpuConfig::with_shader`]).
     #[must_use]
     pub fn with_gpu_count(mut self, count: usize) -> Self {
         let first = self.gpus.first().cloned().unwrap_or_else(GpuConfig::mi210);

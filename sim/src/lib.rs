@@ -22,9 +22,9 @@
 //!
 //! [`shader`] is the shader core behind [`dispatch::ShaderCore`].
 //! [`cp`] is the command processor, [`cp::CommandProcessorEngine`]: one thread per AQL queue;
-//! every [`MachineConfig`] starts with one. Until the shader core can execute, GPUs are
-//! configured with [`InertShaderCore`] (every dispatch fails); [`InertQueueEngine`] is a queue
-//! engine whose queues never process a packet.
+//! every [`MachineConfig`] starts with one, and every GPU with a [`shader::Gfx9ShaderCore`].
+//! [`InertQueueEngine`] (queues never process a packet) and [`InertShaderCore`] (every dispatch
+//! fails) stand in for them where a test wants the driver model alone.
 //!
 //! `unsafe` lives in [`host_memory`](crate) (mappings of the simulator's memory), the fork gate
 //! (`pthread_atfork`), the file table (borrowing fd numbers for `fstat`), the `Sys`
