@@ -2,6 +2,8 @@
 //! IEEE-mode min/max NaN handling, half-precision rounding, classification, and the division
 //! helper instructions (v_div_scale, v_div_fmas, v_div_fixup).
 
+use super::rounding::{Round, fused, round32, round64, two_sum};
+
 /// Denormal handling of one precision: whether denormal inputs and outputs are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Denorm {
@@ -380,122 +382,57 @@ pub fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
     (s0, false)
 }
 
-/// `a + b` as a double and its exact rounding error.
-fn two_sum(a: f64, b: f64) -> (f64, f64) {
-    let s = a + b;
-    let bb = s - a;
-    (s, (a - (s - bb)) + (b - bb))
-}
-
-/// The adjacent single toward +inf (`up`) or -inf.
-fn step32(r: f32, up: bool) -> f32 {
-    let b = r.to_bits();
-    let toward_larger_magnitude = up != r.is_sign_negative();
-    if r == 0.0 {
-        return if up {
-            f32::from_bits(1)
-        } else {
-            -f32::from_bits(1)
-        };
-    }
-    f32::from_bits(if toward_larger_magnitude {
-        b + 1
-    } else {
-        b - 1
-    })
-}
-
-fn step64(r: f64, up: bool) -> f64 {
-    let b = r.to_bits();
-    let toward_larger_magnitude = up != r.is_sign_negative();
-    if r == 0.0 {
-        return if up {
-            f64::from_bits(1)
-        } else {
-            -f64::from_bits(1)
-        };
-    }
-    f64::from_bits(if toward_larger_magnitude {
-        b + 1
-    } else {
-        b - 1
-    })
-}
-
-/// Round `(s + e) * 2^k` to a single once, where `s + e` is exact and `|e|` is below half an
-/// ulp of `s` (the hardware scales inside the fused operation, so a result that becomes
-/// denormal is rounded once).
-fn scale_round32(s: f64, e: f64, k: i32) -> f32 {
-    let x = s * 2f64.powi(k);
-    let ex = e * 2f64.powi(k);
-    let r = x as f32;
-    let d = x - f64::from(r);
-    if ex == 0.0 || d == 0.0 || !r.is_finite() {
-        return r;
-    }
-    let n = step32(r, d > 0.0);
-    let half = (f64::from(n) - f64::from(r)) / 2.0;
-    if d == half && (ex > 0.0) == (d > 0.0) {
-        n
-    } else {
-        r
-    }
-}
-
-/// The double-precision [`scale_round32`]: `s` is the rounded fused result and `e` (an
-/// estimate of) its rounding error; only a denormal result can round twice.
-fn scale_round64(s: f64, e: f64, k: i32) -> f64 {
-    let r = ldexp64(s, k);
-    if e == 0.0 || !r.is_finite() || !(r.is_subnormal() || r == 0.0) {
-        return r;
-    }
-    let back = ldexp64(r, -k);
-    let d = s - back;
-    if d == 0.0 {
-        return r;
-    }
-    let n = step64(r, d > 0.0);
-    let half = (ldexp64(n, -k) - back) / 2.0;
-    if d == half && (e > 0.0) == (d > 0.0) {
-        n
-    } else {
-        r
-    }
-}
-
 /// v_div_fmas_f32: `fma(s0, s1, s2)`, rescaled by 2^±64 when VCC is set (up when the quotient
 /// estimate `s2` is large, i.e. the denominator was scaled; down when the numerator was), with
-/// a single rounding.
-pub fn div_fmas32(s0: f32, s1: f32, s2: f32, vcc: bool) -> f32 {
-    if !(vcc && s0.is_finite() && s1.is_finite() && s2.is_finite()) {
-        let r = s0.mul_add(s1, s2);
-        return if vcc {
-            ldexp32(r, if s2.abs() >= 2.0 { 64 } else { -64 })
-        } else {
-            r
-        };
+/// a single rounding in `mode` (the hardware scales inside the fused operation, so a result
+/// that becomes denormal is rounded once).
+pub fn div_fmas32(s0: f32, s1: f32, s2: f32, vcc: bool, mode: Round) -> f32 {
+    let k = if !vcc {
+        0
+    } else if s2.abs() >= 2.0 {
+        64
+    } else {
+        -64
+    };
+    if !(s0.is_finite() && s1.is_finite() && s2.is_finite()) {
+        return ldexp32(s0.mul_add(s1, s2), k);
     }
-    let p = f64::from(s0) * f64::from(s1);
-    let (s, e) = two_sum(p, f64::from(s2));
-    scale_round32(s, e, if s2.abs() >= 2.0 { 64 } else { -64 })
+    let (s, e) = two_sum(f64::from(s0) * f64::from(s1), f64::from(s2));
+    let scale = 2f64.powi(k);
+    round32(s * scale, e * scale, mode)
 }
 
 /// v_div_fmas_f64 (2^±128).
-pub fn div_fmas64(s0: f64, s1: f64, s2: f64, vcc: bool) -> f64 {
-    let r = s0.mul_add(s1, s2);
+pub fn div_fmas64(s0: f64, s1: f64, s2: f64, vcc: bool, mode: Round) -> f64 {
+    let (r, e) = fused(s0, s1, s2);
     if !vcc {
-        return r;
+        return round64(r, e, mode);
     }
     let k = if s2.abs() >= 2.0 { 128 } else { -128 };
-    if !r.is_finite() {
-        return ldexp64(r, k);
+    let scaled = ldexp64(r, k);
+    if !scaled.is_finite() || scaled == 0.0 && r == 0.0 {
+        return scaled;
     }
-    // The error of the fused result: exact = p + pe + s2 = s + se + pe.
-    let p = s0 * s1;
-    let pe = s0.mul_add(s1, -p);
-    let (s, se) = two_sum(p, s2);
-    let e = (s - r) + se + pe;
-    scale_round64(r, e, k)
+    // Scaling into the denormal range rounds: the total error is what scaling back loses plus
+    // the fused operation's own.
+    let back = ldexp64(scaled, -k);
+    let err = (r - back) + e;
+    if mode == Round::NearestEven {
+        if err == 0.0 || !(scaled.is_subnormal() || scaled == 0.0) {
+            return scaled;
+        }
+        // A tie manufactured by rounding twice: break it by the sign of the remainder.
+        let d = r - back;
+        if d != 0.0 {
+            let n = super::rounding::next64(scaled, d > 0.0);
+            let half = (ldexp64(n, -k) - back) / 2.0;
+            if d == half && (e > 0.0) == (d > 0.0) && e != 0.0 {
+                return n;
+            }
+        }
+        return scaled;
+    }
+    round64(scaled, err, mode)
 }
 
 /// v_div_fixup_f32/f64 (in doubles): the special cases of `s2 / s1` around quotient `s0`.

@@ -18,6 +18,7 @@ mod atomic;
 mod ds;
 mod float;
 mod operand;
+mod rounding;
 mod salu;
 mod smem;
 mod sopp;

@@ -2,7 +2,6 @@
 
 use super::{Exec, R, unimplemented};
 use crate::shader::isa::{Inst, Op, Ty};
-use crate::shader::wave::mode;
 
 /// Sign-extend the low `bits` bits of `v`.
 fn sext(v: u32, bits: u32) -> u32 {
@@ -636,14 +635,4 @@ pub fn sopk(e: &mut Exec, inst: &Inst) -> R {
         }
         _ => Err(unimplemented("SOPK opcode not simulated")),
     }
-}
-
-/// MODE bits the interpreter implements: round-to-nearest-even only.
-pub fn check_round_mode(mode_reg: u32) -> Result<(), super::Fault> {
-    if mode_reg & mode::ROUND_MASK != 0 {
-        return Err(unimplemented(
-            "a floating-point rounding mode other than round-to-nearest-even",
-        ));
-    }
-    Ok(())
 }

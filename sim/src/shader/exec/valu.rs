@@ -3,6 +3,7 @@
 //! the result is written under EXEC.
 
 use super::float::{Denorm, flush32, flush64};
+use super::rounding::{Round, round32, round64};
 use super::{
     Exec, R, unimplemented, valu_cmp, valu_conv, valu_f16, valu_float, valu_int, valu_lane,
 };
@@ -108,15 +109,51 @@ fn out_mods64(x: f64, omod: u8, clamp: bool, dx10: bool) -> f64 {
     x
 }
 
-/// Check the rounding mode (only round-to-nearest-even is simulated).
-pub fn check_round(e: &Exec) -> R {
-    super::salu::check_round_mode(e.w.mode)
+/// The single-precision rounding mode.
+pub fn round32_mode(e: &Exec) -> Round {
+    Round::from_bits(e.w.mode)
 }
 
-/// A single-precision operation over `n` sources (1 to 3): inputs flushed and outputs flushed
-/// per the denormal mode, output modifiers applied.
+/// The half/double rounding mode.
+pub fn round64_mode(e: &Exec) -> Round {
+    Round::from_bits(e.w.mode >> 2)
+}
+
+/// A single-precision operation whose result depends on the rounding mode: `rne` computes it
+/// rounded to nearest even (the fast path), `exact` as a double plus the sign-correct remainder.
+pub fn f32_arith<const N: usize>(
+    e: &mut Exec,
+    inst: &Inst,
+    rne: impl Fn([f32; N]) -> f32,
+    exact: impl Fn([f32; N]) -> (f64, f64),
+) -> R {
+    match round32_mode(e) {
+        Round::NearestEven => f32_op(e, inst, rne),
+        mode => f32_op(e, inst, |a| {
+            let (s, err) = exact(a);
+            round32(s, err, mode)
+        }),
+    }
+}
+
+/// The double-precision [`f32_arith`]: `exact` returns the round-to-nearest result and the sign
+/// of its error.
+pub fn f64_arith<const N: usize>(
+    e: &mut Exec,
+    inst: &Inst,
+    exact: impl Fn([f64; N]) -> (f64, f64),
+) -> R {
+    let mode = round64_mode(e);
+    f64_op(e, inst, |a| {
+        let (s, err) = exact(a);
+        round64(s, err, mode)
+    })
+}
+
+/// A single-precision operation over `n` sources (1 to 3) whose result does not depend on the
+/// rounding mode (or, for the transcendental approximations, is not specified to): inputs
+/// flushed and outputs flushed per the denormal mode, output modifiers applied.
 pub fn f32_op<const N: usize>(e: &mut Exec, inst: &Inst, f: impl Fn([f32; N]) -> f32) -> R {
-    check_round(e)?;
     let mut srcs = [[0u32; LANES]; N];
     for (i, s) in srcs.iter_mut().enumerate() {
         *s = e.src32(inst, i)?;
@@ -148,7 +185,6 @@ pub fn f32_op<const N: usize>(e: &mut Exec, inst: &Inst, f: impl Fn([f32; N]) ->
 
 /// A double-precision operation over `N` sources.
 pub fn f64_op<const N: usize>(e: &mut Exec, inst: &Inst, f: impl Fn([f64; N]) -> f64) -> R {
-    check_round(e)?;
     let mut srcs = [[0u64; LANES]; N];
     for (i, s) in srcs.iter_mut().enumerate() {
         *s = e.src64(inst, i)?;

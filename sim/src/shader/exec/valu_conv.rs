@@ -4,9 +4,10 @@
 //! ISA specifies for v_cvt_i32_f32 and friends); integer-to-float conversions round to nearest
 //! even.
 
-use super::float::{f16_to_f64, f64_to_f16, flush32, flush64};
+use super::float::{f16_to_f64, flush32, flush64};
 use super::operand::half;
-use super::valu::{check_round, denorm32, denorm64};
+use super::rounding::{Round, round16, round32};
+use super::valu::{denorm32, denorm64, round32_mode, round64_mode};
 use super::{Exec, Fault, unimplemented};
 use crate::shader::isa::{Inst, Op};
 use crate::shader::wave::LANES;
@@ -22,18 +23,7 @@ fn f2u(x: f64) -> u32 {
 
 /// Round toward zero to a half (v_cvt_pkrtz_f16_f32).
 fn f64_to_f16_rtz(x: f64, keep_denormals: bool) -> u16 {
-    let rne = f64_to_f16(x, keep_denormals);
-    if x.is_nan() {
-        return rne;
-    }
-    let back = f16_to_f64(rne, true);
-    if back.abs() > x.abs() {
-        // Rounded away from zero: step one unit toward zero (infinity becomes the maximum).
-        let mag = rne & 0x7fff;
-        (rne & 0x8000) | (mag - 1)
-    } else {
-        rne
-    }
+    round16(x, 0.0, Round::Zero, keep_denormals)
 }
 
 pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
@@ -51,10 +41,10 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         | Op::VCvtF32Ubyte2
         | Op::VCvtF32Ubyte3
         | Op::VCvtOffF32I4 => {
-            check_round(e)?;
             let a = e.src32(inst, 0)?;
             let d32 = denorm32(e);
             let d16 = denorm64(e);
+            let (m32, m16) = (round32_mode(e), round64_mode(e));
             let fin = |v: u32| {
                 let x = f32::from_bits(v);
                 f64::from(if d32.inputs { x } else { flush32(x) })
@@ -68,9 +58,9 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
                     Op::VCvtU32F32 => f2u(fin(v)),
                     Op::VCvtRpiI32F32 => f2i((fin(v) + 0.5).floor()),
                     Op::VCvtFlrI32F32 => f2i(fin(v).floor()),
-                    Op::VCvtF32I32 => fout(v as i32 as f32),
-                    Op::VCvtF32U32 => fout(v as f32),
-                    Op::VCvtF16F32 => u32::from(f64_to_f16(fin(v), d16.outputs)),
+                    Op::VCvtF32I32 => fout(round32(f64::from(v as i32), 0.0, m32)),
+                    Op::VCvtF32U32 => fout(round32(f64::from(v), 0.0, m32)),
+                    Op::VCvtF16F32 => u32::from(round16(fin(v), 0.0, m16, d16.outputs)),
                     Op::VCvtF32Ubyte0 => ((v & 0xff) as f32).to_bits(),
                     Op::VCvtF32Ubyte1 => (((v >> 8) & 0xff) as f32).to_bits(),
                     Op::VCvtF32Ubyte2 => (((v >> 16) & 0xff) as f32).to_bits(),
@@ -102,6 +92,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         Op::VCvtF16U16 | Op::VCvtF16I16 => {
             let a = e.src32(inst, 0)?;
             let d16 = denorm64(e);
+            let m16 = round64_mode(e);
             let sel = inst.mods.op_sel & 1 != 0;
             let mut out = [0u32; LANES];
             for l in 0..LANES {
@@ -111,15 +102,15 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
                 } else {
                     f64::from(v as u16 as i16)
                 };
-                out[l] = u32::from(f64_to_f16(x, d16.outputs));
+                out[l] = u32::from(round16(x, 0.0, m16, d16.outputs));
             }
             e.write_vdst32(inst, &out)?;
         }
         Op::VCvtI32F64 | Op::VCvtU32F64 | Op::VCvtF32F64 => {
-            check_round(e)?;
             let a = e.src64(inst, 0)?;
             let d64 = denorm64(e);
             let d32 = denorm32(e);
+            let m32 = round32_mode(e);
             let mut out = [0u32; LANES];
             for l in 0..LANES {
                 let x = f64::from_bits(a[l]);
@@ -128,7 +119,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
                     Op::VCvtI32F64 => f2i(x),
                     Op::VCvtU32F64 => f2u(x),
                     _ => {
-                        let r = x as f32;
+                        let r = round32(x, 0.0, m32);
                         if d32.outputs { r } else { flush32(r) }.to_bits()
                     }
                 };

@@ -8,9 +8,10 @@
 
 use std::f64::consts::TAU;
 
-use super::float::{Denorm, div_fixup, f16_to_f64, f64_to_f16, frexp64};
+use super::float::{Denorm, div_fixup, f16_to_f64, frexp64};
 use super::operand::half;
-use super::valu::{check_round, denorm64, ieee};
+use super::rounding::{Round, round16};
+use super::valu::{denorm64, ieee, round64_mode};
 use super::{Exec, Fault};
 use crate::shader::isa::{Inst, Op, Operand};
 use crate::shader::wave::{LANES, mode};
@@ -72,26 +73,26 @@ fn h_op<const N: usize>(
     inst: &Inst,
     f: impl Fn([f64; N]) -> f64,
 ) -> Result<(), Fault> {
-    check_round(e)?;
     let mut srcs = [[0u16; LANES]; N];
     for (i, s) in srcs.iter_mut().enumerate() {
         *s = hsrc(e, inst, i)?;
     }
     let dn: Denorm = denorm64(e);
+    let rounding = round64_mode(e);
     let dx10 = e.w.mode & mode::DX10_CLAMP != 0;
     let mut out = [0u16; LANES];
     for l in 0..LANES {
         let args: [f64; N] = std::array::from_fn(|i| f16_to_f64(srcs[i][l], dn.inputs));
         let r = out_mods(f(args), inst.mods.omod, inst.mods.clamp, dx10);
-        out[l] = f64_to_f16(r, dn.outputs);
+        out[l] = round16(r, 0.0, rounding, dn.outputs);
     }
     write_h(e, inst, &out)
 }
 
-/// Round a double to half precision and back (for the unfused multiply-add's intermediate
-/// product).
-fn rh(x: f64) -> f64 {
-    f16_to_f64(f64_to_f16(x, true), true)
+/// Round a double to half precision in `mode` and back (for the unfused multiply-add's
+/// intermediate product).
+fn rh(x: f64, mode: Round) -> f64 {
+    f16_to_f64(round16(x, 0.0, mode, true), true)
 }
 
 fn minmax(a: f64, b: f64, max: bool, ieee: bool) -> f64 {
@@ -117,30 +118,35 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             f64::from(super::float::med3_32(a as f32, b as f32, c as f32, ie))
         })?,
         Op::VFmaF16 | Op::VFmaLegacyF16 => h_op(e, inst, |[a, b, c]| a.mul_add(b, c))?,
-        Op::VMadF16 | Op::VMadLegacyF16 => h_op(e, inst, |[a, b, c]| rh(a * b) + c)?,
+        Op::VMadF16 | Op::VMadLegacyF16 => {
+            let m = round64_mode(e);
+            h_op(e, inst, |[a, b, c]| rh(a * b, m) + c)?;
+        }
         Op::VMacF16 => {
             let mut tmp = *inst;
             tmp.src[2] = inst.dst;
-            h_op(e, &tmp, |[a, b, c]| rh(a * b) + c)?;
+            let m = round64_mode(e);
+            h_op(e, &tmp, |[a, b, c]| rh(a * b, m) + c)?;
         }
         Op::VMadmkF16 | Op::VMadakF16 => {
             let k = f16_to_f64(inst.imm() as u16, true);
+            let m = round64_mode(e);
             if inst.op == Op::VMadmkF16 {
-                h_op(e, inst, |[a, b]| rh(a * k) + b)?;
+                h_op(e, inst, |[a, b]| rh(a * k, m) + b)?;
             } else {
-                h_op(e, inst, |[a, b]| rh(a * b) + k)?;
+                h_op(e, inst, |[a, b]| rh(a * b, m) + k)?;
             }
         }
         Op::VLdexpF16 => {
-            check_round(e)?;
             let a = hsrc(e, inst, 0)?;
             let b = e.src32(inst, 1)?;
             let dn = denorm64(e);
+            let m = round64_mode(e);
             let mut out = [0u16; LANES];
             for l in 0..LANES {
                 let x = f16_to_f64(a[l], dn.inputs);
                 let n = i32::from(b[l] as u16 as i16).clamp(-64, 64);
-                out[l] = f64_to_f16(x * 2f64.powi(n), dn.outputs);
+                out[l] = round16(x * 2f64.powi(n), 0.0, m, dn.outputs);
             }
             write_h(e, inst, &out)?;
         }
@@ -168,20 +174,24 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             write_h(e, inst, &out)?;
         }
         Op::VPkFmacF16 => {
-            check_round(e)?;
             let a = e.src32(inst, 0)?;
             let b = e.src32(inst, 1)?;
             let d = e.lanes32(inst.dst)?;
             let dn = denorm64(e);
+            let m = round64_mode(e);
             let mut out = [0u32; LANES];
             for l in 0..LANES {
                 let f = |v: u32, hi: bool| f16_to_f64(half(v, hi) as u16, dn.inputs);
-                let lo = f64_to_f16(
+                let lo = round16(
                     f(a[l], false).mul_add(f(b[l], false), f(d[l], false)),
+                    0.0,
+                    m,
                     dn.outputs,
                 );
-                let hi = f64_to_f16(
+                let hi = round16(
                     f(a[l], true).mul_add(f(b[l], true), f(d[l], true)),
+                    0.0,
+                    m,
                     dn.outputs,
                 );
                 out[l] = u32::from(lo) | u32::from(hi) << 16;

@@ -3,9 +3,10 @@
 //! accumulation-register moves. op_sel picks the half feeding the low element, op_sel_hi the
 //! half feeding the high element; neg_lo/neg_hi negate float elements.
 
-use super::float::{Denorm, f16_to_f64, f64_to_f16, flush32, minmax64};
+use super::float::{Denorm, f16_to_f64, flush32, minmax64};
 use super::operand::half;
-use super::valu::{check_round, denorm32, denorm64, ieee};
+use super::rounding::{round16, round32, two_sum};
+use super::valu::{denorm32, denorm64, ieee, round32_mode, round64_mode};
 use super::{Exec, R, unimplemented};
 use crate::shader::isa::{Inst, Op};
 use crate::shader::wave::{LANES, mode};
@@ -47,7 +48,7 @@ fn pk_int<const N: usize>(e: &mut Exec, inst: &Inst, f: impl Fn([u32; N]) -> u32
 }
 
 fn pk_f16<const N: usize>(e: &mut Exec, inst: &Inst, f: impl Fn([f64; N]) -> f64) -> R {
-    check_round(e)?;
+    let mode = round64_mode(e);
     let mut srcs = [[0u32; LANES]; N];
     for (i, s) in srcs.iter_mut().enumerate() {
         *s = e.src32(inst, i)?;
@@ -66,7 +67,7 @@ fn pk_f16<const N: usize>(e: &mut Exec, inst: &Inst, f: impl Fn([f64; N]) -> f64
         } else {
             x
         };
-        u32::from(f64_to_f16(x, dn.outputs))
+        u32::from(round16(x, 0.0, mode, dn.outputs))
     };
     let mut out = [0u32; LANES];
     for l in 0..LANES {
@@ -81,8 +82,9 @@ fn pk_f16<const N: usize>(e: &mut Exec, inst: &Inst, f: impl Fn([f64; N]) -> f64
     e.write_vdst32(inst, &out)
 }
 
-fn pk_f32<const N: usize>(e: &mut Exec, inst: &Inst, f: impl Fn([f32; N]) -> f32) -> R {
-    check_round(e)?;
+/// Packed singles; `f` returns each element exactly as a double plus remainder.
+fn pk_f32<const N: usize>(e: &mut Exec, inst: &Inst, f: impl Fn([f32; N]) -> (f64, f64)) -> R {
+    let mode = round32_mode(e);
     let mut srcs = [[0u64; LANES]; N];
     for (i, s) in srcs.iter_mut().enumerate() {
         *s = e.lanes64(inst.src[i])?;
@@ -111,7 +113,8 @@ fn pk_f32<const N: usize>(e: &mut Exec, inst: &Inst, f: impl Fn([f32; N]) -> f32
             lo[i] = fin(a);
             hi[i] = fin(b);
         }
-        let fout = |x: f32| {
+        let fout = |(s, err): (f64, f64)| {
+            let x = round32(s, err, mode);
             let x = if m.clamp { x.clamp(0.0, 1.0) } else { x };
             u64::from(if dn.outputs { x } else { flush32(x) }.to_bits())
         };
@@ -160,11 +163,11 @@ fn dot(e: &mut Exec, inst: &Inst, bits: u32, signed: bool) -> R {
 
 /// v_fma_mix*: each source is a single (op_sel_hi bit clear) or the half op_sel picks.
 fn fma_mix(e: &mut Exec, inst: &Inst) -> R {
-    check_round(e)?;
     let [a, b, c] = super::valu::srcs32::<3>(e, inst)?;
     let m = inst.mods;
     let d16 = denorm64(e);
     let d32 = denorm32(e);
+    let (m32, m16) = (round32_mode(e), round64_mode(e));
     let arg = |i: usize, v: u32| -> f64 {
         let x = if m.op_sel_hi & (1 << i) != 0 {
             f16_to_f64(half(v, m.op_sel & (1 << i) != 0) as u16, d16.inputs)
@@ -182,11 +185,13 @@ fn fma_mix(e: &mut Exec, inst: &Inst) -> R {
         let r = if m.clamp { r.clamp(0.0, 1.0) } else { r };
         out[l] = match inst.op {
             Op::VFmaMixF32 => {
-                let f = r as f32;
+                let f = round32(r, 0.0, m32);
                 if d32.outputs { f } else { flush32(f) }.to_bits()
             }
-            Op::VFmaMixloF16 => (old[l] & 0xffff_0000) | u32::from(f64_to_f16(r, d16.outputs)),
-            _ => (old[l] & 0xffff) | u32::from(f64_to_f16(r, d16.outputs)) << 16,
+            Op::VFmaMixloF16 => {
+                (old[l] & 0xffff_0000) | u32::from(round16(r, 0.0, m16, d16.outputs))
+            }
+            _ => (old[l] & 0xffff) | u32::from(round16(r, 0.0, m16, d16.outputs)) << 16,
         };
     }
     e.write_vdst32(inst, &out)
@@ -230,9 +235,11 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
         Op::VPkFmaF16 => pk_f16(e, inst, |[a, b, c]| a.mul_add(b, c)),
         Op::VPkMinF16 => pk_f16(e, inst, |[a, b]| minmax64(a, b, false, ie)),
         Op::VPkMaxF16 => pk_f16(e, inst, |[a, b]| minmax64(a, b, true, ie)),
-        Op::VPkFmaF32 => pk_f32(e, inst, |[a, b, c]| a.mul_add(b, c)),
-        Op::VPkMulF32 => pk_f32(e, inst, |[a, b]| a * b),
-        Op::VPkAddF32 => pk_f32(e, inst, |[a, b]| a + b),
+        Op::VPkFmaF32 => pk_f32(e, inst, |[a, b, c]| {
+            two_sum(f64::from(a) * f64::from(b), f64::from(c))
+        }),
+        Op::VPkMulF32 => pk_f32(e, inst, |[a, b]| (f64::from(a) * f64::from(b), 0.0)),
+        Op::VPkAddF32 => pk_f32(e, inst, |[a, b]| two_sum(f64::from(a), f64::from(b))),
         Op::VPkMovB32 => {
             let a = e.lanes64(inst.src[0])?;
             let b = e.lanes64(inst.src[1])?;
@@ -254,16 +261,16 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
             e.write_vdst64(inst, &out)
         }
         Op::VDot2F32F16 => {
-            check_round(e)?;
             let [a, b, c] = super::valu::srcs32::<3>(e, inst)?;
             let d16 = denorm64(e);
+            let m32 = round32_mode(e);
             let mut out = [0u32; LANES];
             for l in 0..LANES {
                 let (a0, a1) = elems(inst, 0, a[l], true);
                 let (b0, b1) = elems(inst, 1, b[l], true);
                 let f = |h: u32| f16_to_f64(h as u16, d16.inputs);
                 let r = f(a0) * f(b0) + f(a1) * f(b1) + f64::from(f32::from_bits(c[l]));
-                out[l] = (r as f32).to_bits();
+                out[l] = round32(r, 0.0, m32).to_bits();
             }
             e.write_vdst32(inst, &out)
         }
