@@ -1,7 +1,8 @@
 //! The command processor behind the simulated kernel driver, driven through raw ioctls as a
 //! driver does it: queues from CREATE_QUEUE, packets written into GTT rings, doorbells stored
 //! into the mmapped doorbell slice, signals whose mailboxes are event-page slots, and
-//! completions seen through WAIT_EVENTS.
+//! completions seen through WAIT_EVENTS. The kernels are the committed test kernels
+//! (tests/kernels), loaded with amdgpu-loader and run by the machine's shader core.
 
 mod common;
 
@@ -9,6 +10,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use amdgpu_loader::{CodeObject, HiddenArg, ImplicitArgs, NoExternals};
 use amdgpu_sim::cp::CommandProcessorEngine;
 use amdgpu_sim::dispatch::{
     DispatchError, DispatchRequest, DispatchStats, InterruptSink, ShaderCore,
@@ -33,6 +35,11 @@ fn session(shader: Arc<dyn ShaderCore>) -> Session {
             .with_engine(Arc::new(CommandProcessorEngine::new()))
             .with_shader(shader),
     )
+}
+
+/// A session on a default small MI210: the command processor and the GFX9 shader core.
+fn default_session() -> Session {
+    Session::new(small_config())
 }
 
 /// Store a u32 into CPU-mapped device memory.
@@ -178,6 +185,101 @@ impl<'a> IoctlQueue<'a> {
         unsafe { self.doorbell.write_volatile(index) };
         self.s.sys().notify_doorbell(self.doorbell, index);
         index
+    }
+}
+
+fn bo_bytes(bo: &Bo) -> &'static mut [u8] {
+    // SAFETY: the BO is mapped read-write for the CPU at its VA for its whole size and lives as
+    // long as the test's machine.
+    unsafe { std::slice::from_raw_parts_mut(bo.va as *mut u8, bo.size as usize) }
+}
+
+/// A kernel loaded into a GTT BO, with what a dispatch needs.
+struct LoadedKernel {
+    descriptor: u64,
+    group_segment_size: u32,
+    private_segment_size: u32,
+    /// (offset, size) of each explicit argument, in order.
+    explicit: Vec<(u32, u32)>,
+    implicit: Option<ImplicitArgs>,
+}
+
+/// Load `name` from `tests/kernels/bin/{path}`.
+fn load_kernel(s: &Session, path: &str, name: &str) -> LoadedKernel {
+    let code = std::fs::read(format!(
+        "{}/../tests/kernels/bin/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap_or_else(|e| panic!("tests/kernels/bin/{path}: {e}"));
+    let code = CodeObject::parse(&code).expect("parse");
+    let image_bo = s.gtt(code.image_size().next_multiple_of(4096));
+    let image = code
+        .load(bo_bytes(&image_bo), image_bo.va, &NoExternals)
+        .expect("load");
+    let kernel = image.kernel(name).expect("kernel");
+    LoadedKernel {
+        descriptor: kernel.descriptor_address,
+        group_segment_size: kernel.group_segment_size,
+        private_segment_size: kernel.private_segment_size,
+        explicit: kernel.explicit_args().map(|a| (a.offset, a.size)).collect(),
+        implicit: kernel.implicit_args,
+    }
+}
+
+impl LoadedKernel {
+    /// A kernarg segment with `explicit` argument values and the V5 hidden arguments of a
+    /// 1-D grid of `groups` workgroups of `group` work-items.
+    fn kernarg(&self, s: &Session, explicit: &[u64], groups: u32, group: u32) -> Bo {
+        let kernarg = s.gtt(4096);
+        let memory = bo_bytes(&kernarg);
+        assert_eq!(explicit.len(), self.explicit.len(), "explicit arguments");
+        for (&(offset, size), value) in self.explicit.iter().zip(explicit) {
+            memory[offset as usize..][..size as usize]
+                .copy_from_slice(&value.to_le_bytes()[..size as usize]);
+        }
+        if let Some(implicit) = self.implicit {
+            for (kind, value) in [
+                (HiddenArg::BlockCountX, u64::from(groups)),
+                (HiddenArg::BlockCountY, 1),
+                (HiddenArg::BlockCountZ, 1),
+                (HiddenArg::GroupSizeX, u64::from(group)),
+                (HiddenArg::GroupSizeY, 1),
+                (HiddenArg::GroupSizeZ, 1),
+                (HiddenArg::GridDims, 1),
+            ] {
+                if let (Some(offset), Some((_, size))) =
+                    (implicit.offset_of(kind), implicit.layout.slot(kind))
+                {
+                    memory[offset as usize..][..size as usize]
+                        .copy_from_slice(&value.to_le_bytes()[..size as usize]);
+                }
+            }
+        }
+        kernarg
+    }
+
+    /// A barrier-bit, system-scope dispatch of a 1-D grid.
+    fn packet(&self, kernarg: &Bo, groups: u32, group: u16, completion: u64) -> [u8; 64] {
+        bytes(&KernelDispatchPacket {
+            header: Header::new(PacketType::KERNEL_DISPATCH)
+                .with_barrier(true)
+                .with_acquire(aql::FenceScope::System)
+                .with_release(aql::FenceScope::System)
+                .0,
+            setup: dispatch_setup(1),
+            workgroup_size_x: group,
+            workgroup_size_y: 1,
+            workgroup_size_z: 1,
+            grid_size_x: groups * u32::from(group),
+            grid_size_y: 1,
+            grid_size_z: 1,
+            group_segment_size: self.group_segment_size,
+            private_segment_size: self.private_segment_size,
+            kernel_object: self.descriptor,
+            kernarg_address: kernarg.va,
+            completion_signal: completion,
+            ..KernelDispatchPacket::default()
+        })
     }
 }
 
@@ -329,4 +431,129 @@ fn a_gpu_memory_fault_sets_the_memory_event_and_the_queue_error() {
     assert_eq!(exception.failure.not_present, 1);
     wait_event(&s, queue.inactive.event_id);
     assert_eq!(queue.inactive.value(), queue_error::MEMORY_VIOLATION);
+}
+
+#[test]
+fn the_empty_kernel_runs_and_its_completion_fires_the_event() {
+    for (config, path) in [
+        (small_config(), "gfx90a/empty.co4"),
+        (small_config(), "gfx90a/empty.co5"),
+        (small_config(), "gfx90a/empty.co6"),
+        (
+            amdgpu_sim::MachineConfig::mi300x()
+                .with_compute_units(8)
+                .with_vram(1 << 30),
+            "gfx942/empty.co5",
+        ),
+    ] {
+        let s = Session::new(config);
+        let mut signals = Signals::new(&s);
+        let queue = IoctlQueue::new(&s, &mut signals);
+        let kernel = load_kernel(&s, path, "empty");
+        let kernarg = kernel.kernarg(&s, &[], 4, 64);
+        let done = signals.signal(1);
+
+        queue.submit(&kernel.packet(&kernarg, 4, 64, done.handle));
+        wait_event(&s, done.event_id);
+
+        assert_eq!(done.value(), 0, "{path}: completion signal");
+        assert_eq!(queue.read_index(), 1, "{path}: read index");
+        assert_eq!(queue.inactive.value(), 0, "{path}: no queue error");
+    }
+}
+
+#[test]
+fn barrier_and_orders_kernels_on_two_queues() {
+    const N: u32 = 256;
+    let s = default_session();
+    let mut signals = Signals::new(&s);
+    let producer = IoctlQueue::new(&s, &mut signals);
+    let consumer = IoctlQueue::new(&s, &mut signals);
+    let kernel = load_kernel(&s, "gfx90a/vector_add.co5", "vector_add");
+    let (lhs, rhs, sum, twice) = (s.vram(4096), s.vram(4096), s.vram(4096), s.vram(4096));
+    for i in 0..N as usize {
+        bo_bytes(&lhs)[4 * i..][..4].copy_from_slice(&(i as i32).to_le_bytes());
+        bo_bytes(&rhs)[4 * i..][..4].copy_from_slice(&(1000 - 2 * i as i32).to_le_bytes());
+    }
+    let host = signals.signal(1);
+    let produced = signals.signal(1);
+    let consumed = signals.signal(1);
+    let groups = N / 64;
+
+    // The consumer queue: wait for the producer's kernel, then twice = sum + sum.
+    consumer.submit(&barrier_and([produced.handle, 0, 0, 0, 0], 0));
+    let doubled = kernel.kernarg(&s, &[sum.va, sum.va, twice.va, u64::from(N)], groups, 64);
+    consumer.submit(&kernel.packet(&doubled, groups, 64, consumed.handle));
+    // The producer queue: wait for the host, then sum = lhs + rhs.
+    producer.submit(&barrier_and([host.handle, 0, 0, 0, 0], 0));
+    let summed = kernel.kernarg(&s, &[lhs.va, rhs.va, sum.va, u64::from(N)], groups, 64);
+    producer.submit(&kernel.packet(&summed, groups, 64, produced.handle));
+
+    let mut poll = [EventData::new(consumed.event_id)];
+    let mut timeout = 0;
+    assert_eq!(
+        ioctls::wait_events(s.sys(), s.kfd, &mut poll, false, &mut timeout).unwrap(),
+        WaitResult::TIMEOUT
+    );
+    host.set(0);
+    wait_event(&s, consumed.event_id);
+    assert_eq!(produced.value(), 0);
+    for i in 0..N as usize {
+        let got = i32::from_le_bytes(bo_bytes(&twice)[4 * i..][..4].try_into().unwrap());
+        assert_eq!(
+            got,
+            2 * (1000 - i as i32),
+            "twice[{i}]: the consumer saw the producer's sum"
+        );
+    }
+}
+
+#[test]
+fn a_faulting_kernel_raises_the_memory_exception() {
+    let s = default_session();
+    let mut signals = Signals::new(&s);
+    let memory_event = s.create_event(EventType::MEMORY, false).unwrap();
+    let queue = IoctlQueue::new(&s, &mut signals);
+    let kernel = load_kernel(&s, "gfx90a/oob_store.co5", "oob_store");
+    // Reserved address space that no BO is mapped at on the GPU.
+    let hole = s.reserve_va(1 << 20) + 0x3000;
+    let kernarg = kernel.kernarg(&s, &[hole, 5], 1, 64);
+    let done = signals.signal(1);
+    let after = signals.signal(1);
+
+    queue.submit(&kernel.packet(&kernarg, 1, 64, done.handle));
+    queue.submit(&barrier_and([0; 5], after.handle));
+    let exception = wait_event(&s, memory_event.event_id).memory_exception();
+
+    assert_eq!(exception.va, hole, "the faulting page");
+    assert_eq!(exception.gpu_id, s.gpu_id);
+    assert_eq!(exception.failure.not_present, 1);
+    wait_event(&s, queue.inactive.event_id);
+    assert_eq!(queue.inactive.value(), queue_error::MEMORY_VIOLATION);
+    assert_eq!(done.value(), 1, "a faulted dispatch does not complete");
+    assert_eq!(after.value(), 1, "and the queue processes nothing more");
+    assert_eq!(queue.read_index(), 0);
+}
+
+#[test]
+fn an_illegal_instruction_halts_the_queue_with_its_code() {
+    let s = default_session();
+    let mut signals = Signals::new(&s);
+    let queue = IoctlQueue::new(&s, &mut signals);
+    let kernel = load_kernel(&s, "gfx90a/illegal_insn.co5", "illegal_insn");
+    let out = s.gtt(4096);
+    let kernarg = kernel.kernarg(&s, &[out.va], 1, 1);
+    let done = signals.signal(1);
+
+    queue.submit(&kernel.packet(&kernarg, 1, 1, done.handle));
+    wait_event(&s, queue.inactive.event_id);
+    assert_eq!(queue.inactive.value(), queue_error::ILLEGAL_INSTRUCTION);
+    assert_eq!(done.value(), 1);
+    let out_words = bo_bytes(&out);
+    assert_eq!(
+        &out_words[..4],
+        &0x1111_1111u32.to_le_bytes(),
+        "ran up to the instruction"
+    );
+    assert_eq!(&out_words[4..8], &[0; 4], "and stopped there");
 }
