@@ -55,9 +55,11 @@ impl Sys for Linux {
         let result = match fd {
             // SAFETY: the caller upholds the MAP_FIXED contract of `Sys::mmap`.
             None => unsafe { mman::mmap_anonymous(addr, len, prot, flags) },
+            Some(fd) if fd < 0 => Err(nix::errno::Errno::EBADF),
             Some(fd) => {
-                // SAFETY: `fd` is only borrowed for the duration of the call; an invalid fd
-                // makes the kernel return EBADF.
+                // SAFETY: `fd` is not -1 (the guard above), `borrow_raw`'s one requirement on
+                // the number; it is only borrowed for this call, and a closed number makes
+                // the kernel return EBADF.
                 let fd = unsafe { BorrowedFd::borrow_raw(fd) };
                 // SAFETY: as above, the caller upholds the MAP_FIXED contract.
                 unsafe { mman::mmap(addr, len, prot, flags, fd, offset) }
@@ -129,6 +131,23 @@ mod tests {
         sys.close(fd).unwrap();
         let listing = sys.read_dir(Path::new("/proc/self")).unwrap();
         assert!(listing.iter().any(|n| n == "status"));
+    }
+
+    #[test]
+    fn a_negative_fd_is_ebadf_not_a_panic() {
+        let len = NonZeroUsize::new(4096).unwrap();
+        // SAFETY: without MAP_FIXED nothing is replaced (and the call fails anyway).
+        let err = unsafe {
+            Linux.mmap(
+                None,
+                len,
+                ProtFlags::PROT_READ,
+                MapFlags::MAP_SHARED,
+                Some(-1),
+                0,
+            )
+        };
+        assert_eq!(err, Err(Errno::EBADF));
     }
 
     #[test]

@@ -131,19 +131,14 @@ impl FileTable {
     /// The sim file `fd` refers to. `Err(EBADF)` if `fd` is not open at all, `Ok(None)` if it
     /// is a host file.
     pub(crate) fn lookup(&self, fd: RawFd) -> Result<Option<Arc<SimFile>>, Errno> {
-        if fd < 0 {
-            return Err(Errno::EBADF);
-        }
-        // SAFETY-free: fstat on a possibly-closed number just fails with EBADF.
-        let borrowed = unsafe_borrow(fd);
-        let key = identity(borrowed)?;
+        let key = identity_of_number(fd)?;
         Ok(self.entries.lock().get(&key).map(|e| e.file.clone()))
     }
 
     /// A sim fd is being closed. Returns the file if the fd was a sim fd (and, when it was the
     /// last one, removes the file from the table; references elsewhere keep it alive).
     pub(crate) fn close(&self, fd: RawFd) -> Result<Option<Arc<SimFile>>, Errno> {
-        let key = identity(unsafe_borrow(fd))?;
+        let key = identity_of_number(fd)?;
         let removed = {
             let mut entries = self.entries.lock();
             let Some(entry) = entries.get_mut(&key) else {
@@ -175,10 +170,16 @@ impl FileTable {
     }
 }
 
-/// Borrow a raw fd number for an `fstat`.
-fn unsafe_borrow(fd: RawFd) -> BorrowedFd<'static> {
-    // SAFETY: the borrowed fd is only passed to fstat(2) immediately, which validates the
-    // number itself (EBADF for a closed one) and does not retain it; no I/O on a possibly
-    // reused number happens through this borrow.
-    unsafe { BorrowedFd::borrow_raw(fd) }
+/// The identity of whatever a caller-supplied fd number refers to; EBADF for a negative
+/// number or one that is not open, as the kernel answers.
+fn identity_of_number(fd: RawFd) -> Result<Identity, Errno> {
+    if fd < 0 {
+        return Err(Errno::EBADF);
+    }
+    // SAFETY: `fd` is not -1 (checked above), which is `borrow_raw`'s only validity
+    // requirement on the number; the borrow lives only for this fstat(2), which validates the
+    // number itself (EBADF for a closed one) and keeps nothing, so no I/O can reach a file that
+    // reuses the number later.
+    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+    identity(borrowed)
 }
