@@ -404,3 +404,55 @@ fn scalar_alu_corners() {
         assert_eq!(out.u32s(), want, "{}", target.name());
     }
 }
+
+/// Mixed-precision FMA: the NEG_HI bits of v_fma_mix* are the sources' ABS modifiers,
+/// OP_SEL_HI picks which sources are halves, v_fma_mixlo_f16 keeps the high half.
+/// out[2 l] = v5, out[2 l + 1] = v7.
+const MIX: &[u32] = &[
+    0xC006_0080,
+    0x0000_0000, // s_load_dwordx2 s[2:3], s[0:1], 0x0
+    0x7E04_0D00, // v_cvt_f32_u32_e32 v2, v0
+    0x0A06_04F5, // v_mul_f32_e32 v3, -2.0, v2
+    0x7E08_1503, // v_cvt_f16_f32_e32 v4, v3
+    0x7E0C_02F0, // v_mov_b32_e32 v6, 0.5
+    0xD3A0_4505,
+    0x2412_0D03, // v_fma_mix_f32 v5, -|v3|, v6, |v4| op_sel_hi:[0,0,1]
+    0x7E0E_02FF,
+    0xABCD_0000, // v_mov_b32_e32 v7, 0xabcd0000
+    0xD3A1_4107,
+    0x8412_0D03, // v_fma_mixlo_f16 v7, |v3|, v6, -v4 op_sel_hi:[0,0,1]
+    0x2420_0083, // v_lshlrev_b32_e32 v16, 3, v0
+    0xBF8C_C07F, // s_waitcnt lgkmcnt(0)
+    0xDC70_8000,
+    0x0002_0510, // global_store_dword v16, v5, s[2:3]
+    0xDC70_8004,
+    0x0002_0710, // global_store_dword v16, v7, s[2:3] offset:4
+    0xBF81_0000, // s_endpgm
+];
+
+/// The half-precision bits of a small non-negative integer (exact below 2048).
+fn f16_of_int(n: u32) -> u32 {
+    if n == 0 {
+        return 0;
+    }
+    let e = n.ilog2();
+    ((e + 15) << 10) | ((n << (10 - e)) & 0x3ff)
+}
+
+#[test]
+fn mixed_precision_fma_modifiers() {
+    for target in TARGETS {
+        let gpu = Gpu::new(target);
+        let raw = gpu.load_raw(MIX);
+        let out = gpu.buffer(64 * 8);
+        gpu.dispatch_raw(&raw, [64, 1, 1], [64, 1, 1], &out.va.to_le_bytes())
+            .expect("dispatch");
+        let o = out.u32s();
+        for l in 0..64u32 {
+            // -|-2l| * 0.5 + |-2l| = l;  |-2l| * 0.5 - (-2l) = 3l.
+            let want = [(l as f32).to_bits(), 0xabcd_0000 | f16_of_int(3 * l)];
+            let l = l as usize;
+            assert_eq!(o[2 * l..2 * l + 2], want, "{} lane {l}", target.name());
+        }
+    }
+}

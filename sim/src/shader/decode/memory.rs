@@ -1,6 +1,6 @@
 //! Vector memory and LDS encodings: DS, FLAT/GLOBAL/SCRATCH and MUBUF.
 
-use super::operand::{LiteralSlot, scalar_source, vgpr};
+use super::operand::{LiteralSlot, align_sgpr, scalar_source, vgpr};
 use super::{DecodeError, Luts, bits, lookup, word};
 use crate::shader::isa::{CachePolicy, Encoding, Extra, Family, Inst, Mem, Op, Operand, Ty};
 use crate::target::GfxTarget;
@@ -77,9 +77,18 @@ pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
         scc: bits(w, 25, 1) != 0,
     };
     let saddr = bits(w1, 16, 7);
+    if saddr == 125 {
+        return Err(DecodeError::Invalid {
+            family: "FLAT",
+            what: "reserved SADDR code 125",
+        });
+    }
     let addr = bits(w1, 0, 8);
     let offset = match info.family {
-        Family::Flat => bits(w, 0, 12) as i32,
+        // The FLAT segment's offset is unsigned. LLVM's assembler allows 12 bits but its
+        // disassembler reads 13; the simulator follows the disassembler (bit 12 is never set
+        // by compilers; what the hardware does with it is not documented).
+        Family::Flat => bits(w, 0, 13) as i32,
         _ => ((bits(w, 0, 13) << 19) as i32) >> 19,
     };
     match info.family {
@@ -88,7 +97,7 @@ pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
                 inst.src[0] = vgpr(addr, false);
             } else {
                 inst.src[0] = vgpr(addr, false);
-                inst.src[2] = Operand::Sgpr(saddr as u8);
+                inst.src[2] = Operand::Sgpr(align_sgpr(saddr, Ty::B64));
             }
         }
         Family::Scratch => {

@@ -91,7 +91,7 @@ pub fn scalar_source(
     used: &mut bool,
 ) -> Result<Operand, DecodeError> {
     Ok(match code {
-        0..=101 | 102..=123 | 124 | 126 | 127 => Operand::Sgpr(code as u8),
+        0..=101 | 102..=123 | 124 | 126 | 127 => Operand::Sgpr(align_sgpr(code, ty)),
         128..=208 | 240..=248 => Operand::Inline(inline_constant(code, ty)),
         235 => Operand::Special(Special::SharedBase),
         236 => Operand::Special(Special::SharedLimit),
@@ -139,10 +139,30 @@ pub const fn vgpr(n: u32, acc: bool) -> Operand {
     Operand::Vgpr((n & 0xff) as u16 + if acc { 256 } else { 0 })
 }
 
-/// A scalar destination code (SDST, 7 bits): SGPRs and the writable special registers.
-pub fn scalar_dest(code: u32, family: &'static str) -> Result<Operand, DecodeError> {
+/// The register number of an SGPR or trap-temporary tuple of type `ty`: tuples are aligned
+/// (pairs to 2, larger tuples to 4) and the low bits of an unaligned code are ignored, as LLVM
+/// decodes them. (AMD documents only that tuples must be aligned; that the hardware ignores
+/// the low bits like LLVM is an assumption.)
+pub fn align_sgpr(code: u32, ty: Ty) -> u8 {
+    let align = match ty.dwords() {
+        0 | 1 => 1,
+        2 => 2,
+        _ => 4,
+    };
+    let code = match code {
+        0..=101 => code & !(align - 1),
+        108..=123 => 108 + ((code - 108) & !(align - 1)),
+        _ => code,
+    };
+    code as u8
+}
+
+/// A scalar destination code (SDST, 7 bits; also the 7-bit SGPR fields of SOPK and SMEM) of
+/// type `ty`: SGPRs and the writable special registers. Code 125 is reserved on GFX9 (LLVM
+/// decodes it as GFX10's `null`).
+pub fn scalar_dest(code: u32, ty: Ty, family: &'static str) -> Result<Operand, DecodeError> {
     match code {
-        0..=124 | 126 | 127 => Ok(Operand::Sgpr(code as u8)),
+        0..=124 | 126 | 127 => Ok(Operand::Sgpr(align_sgpr(code, ty))),
         _ => Err(DecodeError::Invalid {
             family,
             what: "invalid scalar destination",

@@ -1,6 +1,6 @@
 //! Scalar encodings: SOP1, SOP2, SOPK, SOPC, SOPP and SMEM.
 
-use super::operand::{LiteralSlot, scalar_dest, scalar_source};
+use super::operand::{LiteralSlot, align_sgpr, scalar_dest, scalar_source};
 use super::{DecodeError, Luts, bits, lookup, word};
 use crate::shader::isa::{CachePolicy, Encoding, Extra, Inst, Mem, Op, Operand, Ty};
 
@@ -22,7 +22,7 @@ pub fn sop2(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     let mut used = false;
     let mut inst = Inst::new(op, Encoding::Sop2, 1);
     if sig[0] != Ty::N {
-        inst.dst = scalar_dest(bits(w, 16, 7), F)?;
+        inst.dst = scalar_dest(bits(w, 16, 7), sig[0], F)?;
     }
     inst.src[0] = scalar_source(bits(w, 0, 8), sig[2], words, lit, &mut used)?;
     inst.src[1] = scalar_source(bits(w, 8, 8), sig[3], words, lit, &mut used)?;
@@ -42,7 +42,7 @@ pub fn sop1(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     let mut used = false;
     let mut inst = Inst::new(op, Encoding::Sop1, 1);
     if sig[0] != Ty::N {
-        inst.dst = scalar_dest(bits(w, 16, 7), F)?;
+        inst.dst = scalar_dest(bits(w, 16, 7), sig[0], F)?;
     }
     if sig[2] != Ty::N {
         inst.src[0] = scalar_source(bits(w, 0, 8), sig[2], words, lit, &mut used)?;
@@ -81,10 +81,10 @@ pub fn sopk(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     let mut inst = Inst::new(op, Encoding::Sopk, 1);
     let sdst = bits(w, 16, 7);
     if sig[0] != Ty::N {
-        inst.dst = scalar_dest(sdst, F)?;
+        inst.dst = scalar_dest(sdst, sig[0], F)?;
     }
-    if sig[2] != Ty::N {
-        inst.src[0] = Operand::Sgpr(sdst as u8);
+    if sig[2] != Ty::N && op != Op::SSetregImm32B32 {
+        inst.src[0] = scalar_dest(sdst, sig[2], F)?;
     }
     inst.extra = Extra::Imm(bits(w, 0, 16));
     if op == Op::SSetregImm32B32 {
@@ -111,8 +111,9 @@ pub fn sopp(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
 /// SMEM (GFX9): `110000 op[25:18] imm[17] glc[16] nv[15] soe[14] sdata[12:6] sbase[5:0]`,
 /// then `soffset[31:25] offset[20:0]`.
 ///
-/// With IMM the offset is a signed 21-bit byte offset, plus the SGPR in SOFFSET when SOE; without
-/// IMM, OFFSET[7:0] names the SGPR that holds the offset.
+/// With IMM the offset is a signed 21-bit byte offset, plus the SGPR in SOFFSET when SOE;
+/// without IMM it is the SGPR in SOFFSET when SOE, else the SGPR that OFFSET[6:0] names (as
+/// LLVM decodes GFX9 SMEM; the IMM=0, SOE=1 form is not emitted by compilers).
 pub fn smem(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     const F: &str = "SMEM";
     let w = words[0];
@@ -124,10 +125,10 @@ pub fn smem(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     let soe = bits(w, 14, 1) != 0;
     let sdata = bits(w, 6, 7);
     if sig[0] != Ty::N {
-        inst.dst = scalar_dest(sdata, F)?;
+        inst.dst = scalar_dest(sdata, sig[0], F)?;
     }
     if sig[2] != Ty::N {
-        inst.src[0] = Operand::Sgpr((bits(w, 0, 6) * 2) as u8);
+        inst.src[0] = Operand::Sgpr(align_sgpr(bits(w, 0, 6) * 2, sig[2]));
     }
     let mut mem = Mem {
         cpol: CachePolicy {
@@ -139,13 +140,15 @@ pub fn smem(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     mem.smem_imm = imm;
     if imm {
         mem.offset = ((w1 & 0x1f_ffff) << 11) as i32 >> 11;
-        if soe {
-            mem.soffset_en = true;
-            inst.src[1] = Operand::Sgpr(bits(w1, 25, 7) as u8);
-        }
-    } else {
+    }
+    if sig[2] == Ty::N {
+        // No address operands (s_dcache_inv, s_memtime, ...): the offset fields are unused.
+    } else if soe {
         mem.soffset_en = true;
-        inst.src[1] = Operand::Sgpr(bits(w1, 0, 8) as u8);
+        inst.src[1] = scalar_dest(bits(w1, 25, 7), Ty::B32, F)?;
+    } else if !imm {
+        mem.soffset_en = true;
+        inst.src[1] = scalar_dest(bits(w1, 0, 7), Ty::B32, F)?;
     }
     if matches!(op, Op::SAtcProbe | Op::SAtcProbeBuffer) {
         // SDATA holds the probe's 7-bit immediate.

@@ -47,6 +47,32 @@ fn k_constant(op: Op) -> Option<bool> {
     }
 }
 
+/// Bit `i` set when source `i` is a float (the sources that take NEG/ABS modifiers).
+fn float_sources(op: Op, sig: [Ty; 5]) -> u8 {
+    if op == Op::VCndmaskB32 {
+        // A select: LLVM lets it negate or take the absolute value of its float sources.
+        return 0b11;
+    }
+    let mut m = 0;
+    for i in 0..3 {
+        if matches!(
+            sig[2 + i],
+            Ty::F16 | Ty::F32 | Ty::F64 | Ty::PkF16 | Ty::PkF32
+        ) {
+            m |= 1 << i;
+        }
+    }
+    m
+}
+
+/// Whether a VOP3 opcode has OP_SEL: on GFX9 only the VOP3-only opcodes with 16-bit operands.
+fn has_op_sel(op: Op, family: Family, sig: [Ty; 5]) -> bool {
+    // The *_legacy_* opcodes are GFX8's encodings kept in GFX9, without OP_SEL.
+    family == Family::Vop3
+        && !op.name().contains("_legacy_")
+        && sig.iter().any(|t| matches!(t, Ty::B16 | Ty::F16))
+}
+
 /// Decode SRC0 of a 32-bit VOP encoding, handling literal, DPP and SDWA forms. Returns the
 /// encoding and the number of dwords.
 fn vop_src0(
@@ -64,8 +90,16 @@ fn vop_src0(
             inst.enc = Encoding::Dpp;
             inst.dwords = 2;
             inst.src[0] = vgpr(bits(w1, 0, 8), false);
-            inst.mods.neg = (bits(w1, 20, 1) | bits(w1, 22, 1) << 1) as u8;
-            inst.mods.abs = (bits(w1, 21, 1) | bits(w1, 23, 1) << 1) as u8;
+            let float = float_sources(inst.op, sig);
+            let neg = (bits(w1, 20, 1) | bits(w1, 22, 1) << 1) as u8;
+            inst.mods.neg = neg & float;
+            inst.mods.abs = (bits(w1, 21, 1) | bits(w1, 23, 1) << 1) as u8 & float;
+            // Integer sources of a float instruction take SEXT instead (as LLVM decodes
+            // DPP); all-integer instructions take no modifiers.
+            let sources = if sig[3] == Ty::N { 1 } else { 3 };
+            if float != 0 {
+                inst.mods.sext = neg & !float & sources;
+            }
             inst.extra = Extra::Dpp(DppControl {
                 ctrl: bits(w1, 8, 9) as u16,
                 row_mask: bits(w1, 28, 4) as u8,
@@ -95,17 +129,24 @@ fn vop_src0(
                     what: "reserved SDWA select",
                 })
             };
-            inst.mods.neg = (bits(w1, 20, 1) | bits(w1, 28, 1) << 1) as u8;
-            inst.mods.abs = (bits(w1, 21, 1) | bits(w1, 29, 1) << 1) as u8;
+            let float = float_sources(inst.op, sig);
+            inst.mods.neg = (bits(w1, 20, 1) | bits(w1, 28, 1) << 1) as u8 & float;
+            inst.mods.abs = (bits(w1, 21, 1) | bits(w1, 29, 1) << 1) as u8 & float;
             inst.mods.clamp = bits(w1, 13, 1) != 0;
             inst.mods.omod = bits(w1, 14, 2) as u8;
             inst.extra = Extra::Sdwa(SdwaControl {
-                dst_sel: sel(bits(w1, 8, 3))?,
-                dst_unused: bits(w1, 11, 2) as u8,
+                // VOPC keeps SDST in these bits.
+                dst_sel: if inst.op.info().family == Family::Vopc {
+                    SdwaSel::Dword
+                } else {
+                    sel(bits(w1, 8, 3))?
+                },
+                // The reserved value 3 reads as UNUSED_PAD, as LLVM decodes it.
+                dst_unused: bits(w1, 11, 2) as u8 % 3,
                 src0_sel: sel(bits(w1, 16, 3))?,
-                src0_sext: bits(w1, 19, 1) != 0,
+                src0_sext: bits(w1, 19, 1) != 0 && float & 1 == 0,
                 src1_sel: sel(bits(w1, 24, 3))?,
-                src1_sext: bits(w1, 27, 1) != 0,
+                src1_sext: bits(w1, 27, 1) != 0 && float & 2 == 0,
             });
         }
         _ => {
@@ -144,13 +185,15 @@ pub fn vop2(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     if reads_vcc(op) {
         inst.src[2] = VCC;
     }
-    if let Some(_mk) = k_constant(op) {
-        if inst.enc != Encoding::Vop2 || inst.dwords != 1 {
+    if k_constant(op).is_some() {
+        if inst.enc != Encoding::Vop2 {
             return Err(DecodeError::Invalid {
                 family: F,
-                what: "madmk/madak with a literal, DPP or SDWA source",
+                what: "madmk/madak with a DPP or SDWA source",
             });
         }
+        // A literal SRC0 is the K dword itself: an instruction has at most one literal (as
+        // LLVM decodes it; compilers do not emit this form).
         inst.extra = Extra::Imm(word(words, 1, F)?);
         inst.dwords = 2;
     }
@@ -170,7 +213,7 @@ pub fn vop1(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     vop_src0(&mut inst, words, F, sig)?;
     let vdst = bits(w, 17, 8);
     inst.dst = match op {
-        Op::VReadfirstlaneB32 => super::operand::scalar_dest(vdst, F)?,
+        Op::VReadfirstlaneB32 => super::operand::scalar_dest(vdst, sig[0], F)?,
         Op::VAccvgprMovB32 => {
             // Both operands are AGPRs.
             if let Operand::Vgpr(n) = inst.src[0] {
@@ -197,8 +240,9 @@ pub fn vopc(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
         // SDWA VOPC: bits 15:8 hold SD (bit 15) and SDST; CLAMP/OMOD do not exist there.
         let w1 = words[1];
         inst.mods.omod = 0;
+        inst.mods.clamp = false;
         if bits(w1, 15, 1) != 0 {
-            inst.dst = super::operand::scalar_dest(bits(w1, 8, 7), F)?;
+            inst.dst = super::operand::scalar_dest(bits(w1, 8, 7), Ty::B64, F)?;
         }
     }
     Ok(inst)
@@ -232,19 +276,30 @@ pub fn vop3(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
         }
     }
     let vdst = bits(w, 0, 8);
-    inst.dst = if info.family == Family::Vopc || op == Op::VReadlaneB32 {
-        super::operand::scalar_dest(vdst, F)?
+    inst.dst = if info.family == Family::Vopc {
+        super::operand::scalar_dest(vdst, Ty::B64, F)?
+    } else if op == Op::VReadlaneB32 {
+        super::operand::scalar_dest(vdst, sig[0], F)?
     } else {
         vgpr(vdst, false)
     };
     inst.mods.clamp = bits(w, 15, 1) != 0;
     inst.mods.omod = bits(w1, 27, 2) as u8;
-    inst.mods.neg = bits(w1, 29, 3) as u8;
+    // NEG and ABS exist for float sources only (LLVM ignores them on integer sources);
+    // OP_SEL only for the VOP3-only 16-bit opcodes.
+    let float = float_sources(op, sig);
+    inst.mods.neg = bits(w1, 29, 3) as u8 & float;
+    if op == Op::VCvtPkU8F32 {
+        // LLVM reads the NEG bits of its integer sources as SEXT (a no-op on 32 bits).
+        inst.mods.sext = bits(w1, 29, 3) as u8 & !float;
+    }
     if is_vop3b(op) {
-        inst.sdst = super::operand::scalar_dest(bits(w, 8, 7), F)?;
+        inst.sdst = super::operand::scalar_dest(bits(w, 8, 7), Ty::B64, F)?;
     } else {
-        inst.mods.abs = bits(w, 8, 3) as u8;
-        inst.mods.op_sel = bits(w, 11, 4) as u8;
+        inst.mods.abs = bits(w, 8, 3) as u8 & float;
+        if has_op_sel(op, info.family, sig) {
+            inst.mods.op_sel = bits(w, 11, 4) as u8;
+        }
     }
     Ok(inst)
 }
@@ -265,9 +320,11 @@ pub fn vop3p(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     };
     let mut used = false;
     let codes = [bits(w1, 0, 9), bits(w1, 9, 9), bits(w1, 18, 9)];
-    let mai = op.name().starts_with("v_mfma");
-    // MAI: ACC_CD (bit 15) makes vdst and src2 AGPRs; NEG bits 61:59 become per-source ACC.
+    let mai = op.name().starts_with("v_mfma") || op.name().starts_with("v_smfmac");
+    // MAI: ACC_CD (bit 15) makes vdst and src2 AGPRs (not the index VGPR of v_smfmac); bits
+    // 59 and 60 make src0 and src1 AGPRs; bits 63:61 are BLGP, 14:11 ABID, 10:8 CBSZ.
     let acc_cd = mai && bits(w, 15, 1) != 0;
+    let smfmac = op.name().starts_with("v_smfmac");
     for i in 0..3 {
         if sig[2 + i] != Ty::N {
             if codes[i] == LITERAL {
@@ -278,20 +335,37 @@ pub fn vop3p(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
             }
             let acc = match op {
                 Op::VAccvgprReadB32 => true,
-                _ if mai => (i == 2 && acc_cd) || bits(w1, 29 + i as u32, 1) != 0,
+                _ if mai && i == 2 => acc_cd && !smfmac,
+                _ if mai => bits(w1, 27 + i as u32, 1) != 0,
                 _ => false,
             };
-            inst.src[i] = vector_source(codes[i], sig[2 + i], words, lit, &mut used, acc)?;
+            // A constant C of an f64 matrix op is a double (C spans more registers).
+            let ty = if mai && i == 2 && sig[2] == Ty::F64 {
+                Ty::F64
+            } else {
+                sig[2 + i]
+            };
+            inst.src[i] = vector_source(codes[i], ty, words, lit, &mut used, acc)?;
         }
     }
     let dst_acc = op == Op::VAccvgprWriteB32 || acc_cd;
     inst.dst = vgpr(bits(w, 0, 8), dst_acc);
     if mai {
+        inst.extra = Extra::Mai {
+            cbsz: bits(w, 8, 3) as u8,
+            abid: bits(w, 11, 4) as u8,
+            blgp: bits(w1, 29, 3) as u8,
+        };
         return Ok(inst);
     }
     inst.mods.clamp = bits(w, 15, 1) != 0;
     inst.mods.neg = bits(w1, 29, 3) as u8;
-    inst.mods.neg_hi = bits(w, 8, 3) as u8;
+    if matches!(op, Op::VFmaMixF32 | Op::VFmaMixloF16 | Op::VFmaMixhiF16) {
+        // v_fma_mix*: the NEG_HI bits are the sources' ABS modifiers.
+        inst.mods.abs = bits(w, 8, 3) as u8;
+    } else {
+        inst.mods.neg_hi = bits(w, 8, 3) as u8;
+    }
     inst.mods.op_sel = bits(w, 11, 3) as u8;
     inst.mods.op_sel_hi = (bits(w1, 27, 2) | bits(w, 14, 1) << 2) as u8;
     Ok(inst)

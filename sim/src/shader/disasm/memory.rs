@@ -159,14 +159,23 @@ fn mubuf(out: &mut String, inst: &Inst, target: GfxTarget) {
     let sig = inst.op.info().sig;
     let mem = inst.mem();
     if sig.iter().all(|t| *t == Ty::N) {
-        cache_policy(out, mem.cpol, target);
+        // Cache invalidations and write-backs: gfx90a's have no cache-policy operands,
+        // gfx942's only the scope bits.
+        if target == GfxTarget::Gfx942 {
+            let scope = CachePolicy {
+                slc: false,
+                ..mem.cpol
+            };
+            cache_policy(out, scope, target);
+        }
         return;
     }
     let mut ops = Operands::new(out);
-    if inst.dst.is_some() {
-        operand(ops.next(), inst.dst, sig[0]);
-    } else if inst.src[1].is_some() {
+    // VDATA: what a store or atomic sends (an atomic returns into its first registers).
+    if inst.src[1].is_some() {
         operand(ops.next(), inst.src[1], sig[3]);
+    } else if inst.dst.is_some() {
+        operand(ops.next(), inst.dst, sig[0]);
     }
     let o = ops.next();
     match inst.src[0] {

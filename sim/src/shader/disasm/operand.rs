@@ -110,40 +110,75 @@ pub fn imm16(out: &mut String, v: u32) {
     }
 }
 
-/// Write a source or destination operand of type `ty`.
+/// A 16-bit integer operand's value: small integers in decimal, else the low half in hex.
+/// LLVM 19 decodes a float inline constant in such a slot as the half-precision pattern
+/// (`1.0` prints as `0x3c00`), while the value the hardware uses (and the simulator
+/// executes) is the low half of the single-precision pattern (see decode/operand.rs).
+fn imm_b16(out: &mut String, v: u32, inline: bool) {
+    let s = v as i32;
+    let f32_constant = F32_CONSTANTS.iter().position(|(b, _)| *b == v);
+    if (-16..=64).contains(&s) {
+        let _ = write!(out, "{s}");
+    } else if let (Some(i), true) = (f32_constant, inline) {
+        let _ = write!(out, "0x{:x}", F16_CONSTANTS[i].0);
+    } else if let Some(i) = f32_constant {
+        // A literal whose 32 bits are a single-precision constant prints by name.
+        out.push_str(F32_CONSTANTS[i].1);
+    } else {
+        let _ = write!(out, "0x{:x}", v as u16);
+    }
+}
+
+/// A literal of a packed-half operand (VOP2 v_pk_fmac_f16, v_dot2c_f32_f16): all 32 bits
+/// are the value; a half constant with a zero high half prints by name.
+fn imm_pk16(out: &mut String, v: u32) {
+    let s = v as i32;
+    if (-16..=64).contains(&s) {
+        let _ = write!(out, "{s}");
+    } else if let Some((_, t)) = F16_CONSTANTS.iter().find(|(b, _)| u32::from(*b) == v) {
+        out.push_str(t);
+    } else {
+        let _ = write!(out, "0x{v:x}");
+    }
+}
+
+/// A 64-bit immediate: small integers in decimal, inline double values by name, else the
+/// `shown` dword in hex.
+fn imm64(out: &mut String, v: u64, shown: u64) {
+    let s = v as i64;
+    if (-16..=64).contains(&s) {
+        let _ = write!(out, "{s}");
+    } else if let Some((_, t)) = F64_CONSTANTS.iter().find(|(b, _)| *b == v) {
+        out.push_str(t);
+    } else {
+        let _ = write!(out, "0x{shown:x}");
+    }
+}
+
+/// Write a source or destination operand of type `ty`. LLVM prints a literal whose value an
+/// inline constant could give like that constant.
 pub fn operand(out: &mut String, op: Operand, ty: Ty) {
     let count = ty.dwords().max(1);
     match op {
         Operand::None => out.push_str("off"),
         Operand::Sgpr(n) => sgpr(out, n, count),
         Operand::Vgpr(n) => vgpr(out, n, count),
-        Operand::Inline(v) => {
-            if ty == Ty::PkF32 {
-                imm32(out, v as u32);
-            } else if matches!(ty, Ty::F16 | Ty::PkF16) {
-                imm16(out, v as u32);
-            } else if count == 2 {
-                let s = v as i64;
-                if (-16..=64).contains(&s) {
-                    let _ = write!(out, "{s}");
-                } else if let Some((_, t)) = F64_CONSTANTS.iter().find(|(b, _)| *b == v) {
-                    out.push_str(t);
-                } else {
-                    let _ = write!(out, "0x{v:x}");
-                }
-            } else {
-                imm32(out, v as u32);
-            }
-        }
-        Operand::Literal { raw, .. } => {
-            if ty.is_16bit() {
-                imm16(out, raw);
-            } else if count == 2 {
-                let _ = write!(out, "0x{raw:x}");
-            } else {
-                imm32(out, raw);
-            }
-        }
+        Operand::Inline(v) => match ty {
+            Ty::PkF32 => imm32(out, v as u32),
+            Ty::F16 | Ty::PkF16 => imm16(out, v as u32),
+            Ty::B16 => imm_b16(out, v as u32, true),
+            // (Wider slots: the accumulator constant of a matrix op, a double when it does not
+            // fit 32 bits.)
+            _ if count == 2 || (count > 2 && v >> 32 != 0) => imm64(out, v, v),
+            _ => imm32(out, v as u32),
+        },
+        Operand::Literal { raw, value } => match ty {
+            Ty::F16 => imm16(out, raw),
+            Ty::PkF16 => imm_pk16(out, raw),
+            Ty::B16 => imm_b16(out, raw, false),
+            _ if count == 2 && ty != Ty::PkF32 => imm64(out, value, u64::from(raw)),
+            _ => imm32(out, raw),
+        },
         Operand::Special(s) => out.push_str(match s {
             Special::SharedBase => "src_shared_base",
             Special::SharedLimit => "src_shared_limit",
@@ -158,8 +193,15 @@ pub fn operand(out: &mut String, op: Operand, ty: Ty) {
     }
 }
 
-/// Write a source with VOP3/DPP/SDWA float modifiers: `-x`, `|x|`, `-|x|`.
+/// Write a source with VOP3/DPP/SDWA float modifiers: `-x`, `|x|`, `-|x|`, and `neg(c)` for
+/// a negated constant without `abs`.
 pub fn modified(out: &mut String, op: Operand, ty: Ty, neg: bool, abs: bool) {
+    if neg && !abs && matches!(op, Operand::Inline(_) | Operand::Literal { .. }) {
+        out.push_str("neg(");
+        operand(out, op, ty);
+        out.push(')');
+        return;
+    }
     if neg {
         out.push('-');
     }

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::Operands;
-use super::operand::{operand, sgpr};
+use super::operand::{imm32, operand, sgpr};
 use crate::shader::isa::{Encoding, Inst, Op, Operand, Ty};
 use crate::target::GfxTarget;
 
@@ -33,7 +33,12 @@ pub fn write(out: &mut String, inst: &Inst, target: GfxTarget) {
     }
 }
 
+/// A VGPR-indexing mode: `gpr_idx(...)` for a 4-bit mode, else the raw value.
 fn gpr_idx(out: &mut String, mode: u32) {
+    if mode > 0xf {
+        let _ = write!(out, "0x{mode:x}");
+        return;
+    }
     out.push_str("gpr_idx(");
     let names = ["SRC0", "SRC1", "SRC2", "DST"];
     let mut first = true;
@@ -102,14 +107,15 @@ fn sopk(out: &mut String, inst: &Inst, target: GfxTarget) {
         Op::SSetregImm32B32 => {
             hwreg(ops.next(), imm, target);
             if let Operand::Literal { raw, .. } = inst.src[0] {
-                let _ = write!(ops.next(), "0x{raw:x}");
+                imm32(ops.next(), raw);
             }
         }
         Op::SCbranchIFork | Op::SCallB64 => {
             if inst.dst.is_some() {
                 operand(ops.next(), inst.dst, sig[0]);
             }
-            let _ = write!(ops.next(), "{}", imm as u16 as i16);
+            // LLVM prints the branch offset unsigned.
+            let _ = write!(ops.next(), "{}", imm as u16);
         }
         _ => {
             if inst.dst.is_some() {
@@ -147,6 +153,9 @@ fn waitcnt(out: &mut String, imm: u32) {
     out.push_str(&parts.join(" "));
 }
 
+/// s_sendmsg's operand as LLVM prints it: a valid message symbolically (bits outside the
+/// fields ignored), else the fields as numbers when they encode the whole value, else the raw
+/// value.
 fn sendmsg(out: &mut String, imm: u32) {
     let msg = imm & 0xf;
     let op = (imm >> 4) & 7;
@@ -177,8 +186,13 @@ fn sendmsg(out: &mut String, imm: u32) {
         },
         _ => None,
     };
-    let text = text.unwrap_or_else(|| format!("{msg}, {op}, {stream}"));
-    let _ = write!(out, " sendmsg({text})");
+    let _ = match text {
+        Some(text) => write!(out, " sendmsg({text})"),
+        None if msg | op << 4 | stream << 8 == imm => {
+            write!(out, " sendmsg({msg}, {op}, {stream})")
+        }
+        None => write!(out, " {imm}"),
+    };
 }
 
 fn sopp(out: &mut String, inst: &Inst) {
@@ -214,9 +228,19 @@ fn sopp(out: &mut String, inst: &Inst) {
         | Op::STrap
         | Op::SIncperflevel
         | Op::SDecperflevel => {
-            let _ = write!(out, " {imm}");
+            out.push(' ');
+            u16_imm(out, imm);
         }
         _ => {}
+    }
+}
+
+/// A 16-bit immediate as LLVM prints it: up to 64 in decimal, above in hex.
+fn u16_imm(out: &mut String, imm: u32) {
+    if imm <= 64 {
+        let _ = write!(out, "{imm}");
+    } else {
+        let _ = write!(out, "0x{imm:x}");
     }
 }
 
@@ -225,7 +249,7 @@ fn smem(out: &mut String, inst: &Inst) {
     let mem = inst.mem();
     let mut ops = Operands::new(out);
     if matches!(inst.op, Op::SAtcProbe | Op::SAtcProbeBuffer) {
-        let _ = write!(ops.next(), "{}", mem.offset1);
+        u16_imm(ops.next(), u32::from(mem.offset1));
     }
     if inst.dst.is_some() {
         operand(ops.next(), inst.dst, sig[0]);
@@ -243,7 +267,21 @@ fn smem(out: &mut String, inst: &Inst) {
             _ => o.push_str(&hex_signed(mem.offset)),
         }
     }
-    if mem.cpol.glc {
+    // Only the loads, stores and atomics have GLC in LLVM's syntax.
+    let has_glc = !matches!(
+        inst.op,
+        Op::SMemtime
+            | Op::SMemrealtime
+            | Op::SDcacheInv
+            | Op::SDcacheWb
+            | Op::SDcacheInvVol
+            | Op::SDcacheWbVol
+            | Op::SAtcProbe
+            | Op::SAtcProbeBuffer
+            | Op::SDcacheDiscard
+            | Op::SDcacheDiscardX2
+    );
+    if mem.cpol.glc && has_glc {
         out.push_str(" glc");
     }
 }

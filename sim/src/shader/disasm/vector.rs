@@ -12,6 +12,8 @@ fn suffix(inst: &Inst, target: GfxTarget) -> &'static str {
     let family = inst.op.info().family;
     match inst.enc {
         Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc if has_e64_form(inst.op, target) => "_e32",
+        // LLVM names gfx90a's VOP2 v_pk_fmac_f16 with the suffix though it has no VOP3 form.
+        Encoding::Vop2 if inst.op == Op::VPkFmacF16 => "_e32",
         Encoding::Vop3 if matches!(family, Family::Vop1 | Family::Vop2 | Family::Vopc) => "_e64",
         Encoding::Dpp => "_dpp",
         Encoding::Sdwa => "_sdwa",
@@ -49,6 +51,10 @@ pub fn write(out: &mut String, inst: &Inst, target: GfxTarget) {
     if inst.sdst.is_some() {
         operand(ops.next(), inst.sdst, Ty::B64);
     }
+    let mix = matches!(
+        inst.op,
+        Op::VFmaMixF32 | Op::VFmaMixloF16 | Op::VFmaMixhiF16
+    );
     let sdwa = match inst.extra {
         Extra::Sdwa(s) => Some(s),
         _ => None,
@@ -63,12 +69,12 @@ pub fn write(out: &mut String, inst: &Inst, target: GfxTarget) {
             let _ = write!(ops.next(), "0x{:x}", inst.imm());
         }
         let o = ops.next();
-        let neg = mods.neg & (1 << i) != 0 && inst.enc != Encoding::Vop3p;
+        let neg = mods.neg & (1 << i) != 0 && (inst.enc != Encoding::Vop3p || mix);
         let abs = mods.abs & (1 << i) != 0;
         let sext = match (sdwa, i) {
             (Some(s), 0) => s.src0_sext,
             (Some(s), 1) => s.src1_sext,
-            _ => false,
+            _ => mods.sext & (1 << i) != 0,
         };
         if sext {
             o.push_str("sext(");
@@ -87,6 +93,35 @@ pub fn write(out: &mut String, inst: &Inst, target: GfxTarget) {
                 vop3_op_sel(out, mods.op_sel, nsrc);
             }
             clamp_omod(out, mods.clamp, mods.omod);
+        }
+        Encoding::Vop3p if matches!(inst.extra, Extra::Mai { .. }) => {
+            if let Extra::Mai { cbsz, abid, blgp } = inst.extra {
+                if cbsz != 0 {
+                    let _ = write!(out, " cbsz:{cbsz}");
+                }
+                if abid != 0 {
+                    let _ = write!(out, " abid:{abid}");
+                }
+                let f64_neg = target == GfxTarget::Gfx942 && sig[2] == Ty::F64;
+                if blgp != 0 && f64_neg {
+                    list(out, "neg", blgp, 3);
+                } else if blgp != 0 {
+                    let _ = write!(out, " blgp:{blgp}");
+                }
+            }
+        }
+        Encoding::Vop3p if mix => {
+            // Mixed precision: NEG/ABS print as source modifiers; OP_SEL_HI (which sources
+            // are halves) defaults to none.
+            if mods.op_sel & 7 != 0 {
+                list(out, "op_sel", mods.op_sel, 3);
+            }
+            if mods.op_sel_hi & 7 != 0 {
+                list(out, "op_sel_hi", mods.op_sel_hi, 3);
+            }
+            if mods.clamp {
+                out.push_str(" clamp");
+            }
         }
         Encoding::Vop3p => {
             let n = nsrc.max(1);

@@ -78,6 +78,11 @@ impl Exec<'_, '_> {
             1u32 << 31
         };
         let m = inst.mods;
+        if m.sext & (1 << i) != 0 && ty.is_16bit() {
+            for x in &mut v {
+                *x = *x as u16 as i16 as i32 as u32;
+            }
+        }
         if inst.enc != Encoding::Vop3p {
             if m.abs & (1 << i) != 0 {
                 for x in &mut v {

@@ -111,6 +111,9 @@ pub struct Modifiers {
     pub clamp: bool,
     /// Output modifier: 0 none, 1 ×2, 2 ×4, 3 ÷2.
     pub omod: u8,
+    /// DPP: sign-extend an integer source (the NEG bit of a non-float source, as LLVM decodes
+    /// it; only 16-bit sources change).
+    pub sext: u8,
 }
 
 /// A DPP control word (the sources' neg/abs bits go to [`Modifiers`]).
@@ -244,6 +247,16 @@ pub enum Extra {
     Sdwa(SdwaControl),
     /// Memory instruction fields.
     Mem(Mem),
+    /// Matrix (MAI) instruction controls: CBSZ, ABID and BLGP (gfx942 f64 matrices: the
+    /// sources' NEG bits).
+    Mai {
+        /// Broadcast size.
+        cbsz: u8,
+        /// Broadcast block id.
+        abid: u8,
+        /// B-matrix lane group pattern.
+        blgp: u8,
+    },
 }
 
 /// A decoded instruction.
@@ -291,6 +304,7 @@ impl Inst {
                 op_sel_hi: 0,
                 clamp: false,
                 omod: 0,
+                sext: 0,
             },
             extra: Extra::None,
         }

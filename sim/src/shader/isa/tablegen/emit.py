@@ -94,7 +94,7 @@ def vop_sig(name, fam, opnds):
         if name in ('v_mad_u64_u32','v_mad_i64_i32') and i==2: t='b64'
         if name.startswith('v_ldexp') and i==1: t='i32' if dst_t!='f16' else 'i16'
         if name.startswith('v_trig_preop') and i==1: t='i32'
-        if name.startswith('v_cmp_class') and i==1: t='i32'
+        if re.match(r'v_cmpx?_class', name) and i==1: t='i32'
         if name.startswith('v_cndmask') and i==2: st.append('B64'); continue
         if name in CARRY_IN and i==2: st.append('B64'); continue
         if name.startswith('v_lshl_add_u64') and i==1: t='u32'
@@ -248,6 +248,13 @@ for n,info in ops.items():
     if s is None: s=sig_nonvop(n,fam,o)
     if s is None:
         s=['N']*5
+    if n=='v_sat_pk_u8_i16': s=['B32','N','PkB16','N','N']
+    if n=='v_sad_u16': s=['B32','N','B32','B32','B32']  # LLVM types its sources i32
+    if n=='v_cvt_pk_u8_f32': s=['B32','N','F32','B32','B32']
+    if n.startswith('v_smfmac'):
+        # Sparse matrix ops: the sweep's operand widths are unreliable (invalid field values);
+        # dst 4 or 16 registers, src0 a pair, src1 four registers, src2 the index VGPR.
+        s=['B128' if '16x16' in n else 'B512','N','B64','B128','B32']
     out.append((n,fam,s))
 FAMNAME={'sop2':'Sop2','sopk':'Sopk','sop1':'Sop1','sopc':'Sopc','sopp':'Sopp','smem':'Smem','vop2':'Vop2','vop1':'Vop1','vopc':'Vopc','vop3':'Vop3','vop3p':'Vop3p','ds':'Ds','flat':'Flat','mubuf':'Mubuf'}
 def flatfam(n):
