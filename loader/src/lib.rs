@@ -3,17 +3,21 @@
 //! It takes code-object bytes and a destination (a byte slice plus the GPU address it will
 //! have) and does no I/O and no GPU allocation:
 //!
-//! ```no_run
-//! # fn gpu_alloc(size: u64, align: u64) -> (Vec<u8>, u64) { unimplemented!() }
+//! ```
 //! use amdgpu_loader::{CodeObject, NoExternals, TargetId};
 //!
-//! let bytes = std::fs::read("kernels.hsaco")?;
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/kernels/bin/gfx90a/vector_add.co5");
+//! let bytes = std::fs::read(path)?;                        // a code object compiled for gfx90a
 //! let code_object = CodeObject::parse(&bytes)?;            // validated: never panics
 //! let agent = TargetId::parse("gfx90a:sramecc+:xnack-")?;
 //! code_object.target().runs_on(&agent)?;
-//! let (mut memory, gpu_address) = gpu_alloc(code_object.image_size(), code_object.image_align());
+//! // The destination: here host memory standing in for a GPU allocation at this address.
+//! let gpu_address = 0x7f00_0000_0000;
+//! assert_eq!(gpu_address % code_object.image_align(), 0);
+//! let mut memory = vec![0u8; code_object.image_size() as usize];
 //! let image = code_object.load(&mut memory, gpu_address, &NoExternals)?;
-//! let kernel = image.kernel("add").expect("kernel");       // or "add.kd"
+//! let kernel = image.kernel("vector_add").expect("kernel"); // or "vector_add.kd"
+//! assert_eq!(kernel.descriptor_address % 64, 0);
 //! println!("kernel_object {:#x}, kernarg {} bytes", kernel.descriptor_address, kernel.kernarg_size);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
