@@ -122,3 +122,69 @@ pub trait GpuVm: Send + Sync {
     /// changes.
     fn generation(&self) -> u64;
 }
+
+/// The translations a device engine keeps (its TLB): whole spans of one [`GpuVm`], reused until
+/// the VM's generation changes. The command processor and the shader core each keep one per
+/// thread; translating through the VM takes its lock, a cached span does not.
+#[derive(Debug)]
+pub struct SpanCache {
+    generation: u64,
+    capacity: usize,
+    /// Most recently translated first.
+    spans: Vec<HostSpan>,
+}
+
+impl SpanCache {
+    /// An empty cache for `vm`, keeping at most `capacity` spans.
+    pub fn new(vm: &dyn GpuVm, capacity: usize) -> Self {
+        Self {
+            generation: vm.generation(),
+            capacity: capacity.max(1),
+            spans: Vec::with_capacity(capacity.max(1)),
+        }
+    }
+
+    /// Forget every span if `vm`'s mappings changed since they were translated.
+    #[inline]
+    pub fn refresh(&mut self, vm: &dyn GpuVm) {
+        let generation = vm.generation();
+        if generation != self.generation {
+            self.spans.clear();
+            self.generation = generation;
+        }
+    }
+
+    /// The span holding `[va, va + len)` with `access` permitted: a cached one, or a new
+    /// translation through `vm` (which then evicts the least recently translated span). Call
+    /// [`SpanCache::refresh`] first whenever mappings may have changed.
+    pub fn span(
+        &mut self,
+        vm: &dyn GpuVm,
+        va: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<&HostSpan, MemoryFault> {
+        if let Some(i) = self.spans.iter().position(|s| s.contains(va, len)) {
+            self.spans[i]
+                .permits(access)
+                .map_err(|kind| MemoryFault { va, access, kind })?;
+            return Ok(&self.spans[i]);
+        }
+        let span = vm.translate(va, len, access)?;
+        if self.spans.len() == self.capacity {
+            self.spans.pop();
+        }
+        self.spans.insert(0, span);
+        Ok(&self.spans[0])
+    }
+
+    /// Spans currently cached.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+}

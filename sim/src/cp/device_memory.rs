@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
-use crate::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault};
+use crate::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault, SpanCache};
 
 /// How many translated mappings the CP keeps at once (ring, queue descriptor, a few signals).
 const CACHED_SPANS: usize = 8;
@@ -24,14 +24,12 @@ const CACHED_SPANS: usize = 8;
 /// UTCL2 entries). Owned by one processor thread.
 pub(crate) struct DeviceMemory {
     vm: Arc<dyn GpuVm>,
-    generation: u64,
-    spans: Vec<HostSpan>,
+    spans: SpanCache,
 }
 
 impl std::fmt::Debug for DeviceMemory {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeviceMemory")
-            .field("generation", &self.generation)
             .field("spans", &self.spans)
             .finish_non_exhaustive()
     }
@@ -54,12 +52,8 @@ impl DeviceWord for u64 {
 impl DeviceMemory {
     /// Access `vm`.
     pub(crate) fn new(vm: Arc<dyn GpuVm>) -> Self {
-        let generation = vm.generation();
-        Self {
-            vm,
-            generation,
-            spans: Vec::with_capacity(CACHED_SPANS),
-        }
+        let spans = SpanCache::new(&*vm, CACHED_SPANS);
+        Self { vm, spans }
     }
 
     /// The VM itself (handed to the shader core).
@@ -72,28 +66,11 @@ impl DeviceMemory {
         self.span(va, len, access).map(|_| ())
     }
 
-    /// The mapping that holds `[va, va + len)` and permits `access`.
+    /// The mapping that holds `[va, va + len)` and permits `access`. Mappings are re-checked
+    /// on every access: the host may unmap memory the CP is polling at any time.
     fn span(&mut self, va: u64, len: u64, access: Access) -> Result<&HostSpan, MemoryFault> {
-        let generation = self.vm.generation();
-        if generation != self.generation {
-            self.spans.clear();
-            self.generation = generation;
-        }
-        let cached = self.spans.iter().position(|s| s.contains(va, len));
-        let position = if let Some(position) = cached {
-            position
-        } else {
-            let span = self.vm.translate(va, len, access)?;
-            if self.spans.len() == CACHED_SPANS {
-                self.spans.remove(0);
-            }
-            self.spans.push(span);
-            self.spans.len() - 1
-        };
-        let span = &self.spans[position];
-        span.permits(access)
-            .map_err(|kind| MemoryFault { va, access, kind })?;
-        Ok(span)
+        self.spans.refresh(&*self.vm);
+        self.spans.span(&*self.vm, va, len, access)
     }
 
     /// The host address of the naturally aligned `T` at (aligned-down) `va`, checked for

@@ -4,7 +4,7 @@
 
 mod host;
 
-use crate::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault};
+use crate::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault, SpanCache};
 
 /// Spans kept per cache (most recently used first).
 const CACHE_SPANS: usize = 16;
@@ -12,14 +12,12 @@ const CACHE_SPANS: usize = 16;
 /// A worker's view of device memory with its span cache.
 pub struct DeviceMemory<'a> {
     vm: &'a dyn GpuVm,
-    generation: u64,
-    spans: Vec<HostSpan>,
+    spans: SpanCache,
 }
 
 impl std::fmt::Debug for DeviceMemory<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeviceMemory")
-            .field("generation", &self.generation)
             .field("spans", &self.spans.len())
             .finish()
     }
@@ -30,8 +28,7 @@ impl<'a> DeviceMemory<'a> {
     pub fn new(vm: &'a dyn GpuVm) -> Self {
         Self {
             vm,
-            generation: vm.generation(),
-            spans: Vec::with_capacity(CACHE_SPANS),
+            spans: SpanCache::new(vm, CACHE_SPANS),
         }
     }
 
@@ -44,27 +41,12 @@ impl<'a> DeviceMemory<'a> {
     /// memory instruction.
     #[inline]
     pub fn refresh(&mut self) {
-        let g = self.vm.generation();
-        if g != self.generation {
-            self.spans.clear();
-            self.generation = g;
-        }
+        self.spans.refresh(self.vm);
     }
 
     /// The span holding `[va, va + len)` with `access` permitted.
     fn span(&mut self, va: u64, len: u64, access: Access) -> Result<&HostSpan, MemoryFault> {
-        if let Some(i) = self.spans.iter().position(|s| s.contains(va, len)) {
-            if let Err(kind) = self.spans[i].permits(access) {
-                return Err(MemoryFault { va, access, kind });
-            }
-            return Ok(&self.spans[i]);
-        }
-        let span = self.vm.translate(va, len, access)?;
-        if self.spans.len() == CACHE_SPANS {
-            self.spans.pop();
-        }
-        self.spans.insert(0, span);
-        Ok(&self.spans[0])
+        self.spans.span(self.vm, va, len, access)
     }
 
     /// Read `out.len()` bytes at `va`.
