@@ -4,77 +4,16 @@
 //!
 //! `cargo bench -p amdgpu-sim --bench shader_valu`
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::AtomicBool;
 
 use amdgpu_sim::dispatch::{DispatchRequest, InterruptSink, ScratchSetup, ShaderCore};
+use amdgpu_sim::host_vm::HostVm;
 use amdgpu_sim::shader::Gfx9ShaderCore;
 use amdgpu_sim::target::GfxTarget;
-use amdgpu_sim::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault};
+use amdgpu_sim::vm::MemoryFault;
 use aql::KernelDispatchPacket;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use zerocopy::IntoBytes;
-
-/// Backing bytes of one mapping.
-type Bytes = Arc<Box<[AtomicU8]>>;
-
-/// Host bytes mapped at their own address: va -> (length, bytes, executable).
-#[derive(Default)]
-struct Vm {
-    maps: Mutex<BTreeMap<u64, (u64, Bytes, bool)>>,
-}
-
-impl Vm {
-    fn alloc(&self, len: usize, executable: bool) -> (u64, Bytes) {
-        let bytes: Bytes = Arc::new((0..len + 4096).map(|_| AtomicU8::new(0)).collect());
-        let base = bytes.as_ptr() as u64;
-        let va = base.next_multiple_of(4096);
-        self.maps
-            .lock()
-            .expect("lock")
-            .insert(va, (len as u64, Arc::clone(&bytes), executable));
-        (va, bytes)
-    }
-
-    fn write(&self, va: u64, data: &[u8]) {
-        let maps = self.maps.lock().expect("lock");
-        let (start, (_, bytes, _)) = maps.range(..=va).next_back().expect("mapped");
-        let off = (start - bytes.as_ptr() as u64 + (va - start)) as usize;
-        for (i, b) in data.iter().enumerate() {
-            bytes[off + i].store(*b, Ordering::Relaxed);
-        }
-    }
-}
-
-impl GpuVm for Vm {
-    fn translate(&self, va: u64, len: u64, access: Access) -> Result<HostSpan, MemoryFault> {
-        let maps = self.maps.lock().expect("lock");
-        let fault = MemoryFault {
-            va,
-            access,
-            kind: FaultKind::NotPresent,
-        };
-        let (&start, (size, bytes, exec)) = maps.range(..=va).next_back().ok_or(fault)?;
-        let off = (start - bytes.as_ptr() as u64) as usize;
-        let span = HostSpan {
-            va_start: start,
-            va_end: start + size,
-            host: bytes[off..].as_ptr().cast::<u8>().cast_mut(),
-            writable: true,
-            executable: *exec,
-            keep_alive: Arc::clone(bytes) as Arc<dyn std::any::Any + Send + Sync>,
-        };
-        if !span.contains(va, len) {
-            return Err(fault);
-        }
-        Ok(span)
-    }
-
-    fn generation(&self) -> u64 {
-        0
-    }
-}
 
 struct NoInterrupts;
 
@@ -130,8 +69,9 @@ const VALU_LOOP: &[u32] = &[
 const VALU_PER_ITERATION: u64 = 8;
 
 fn valu_bench(c: &mut Criterion) {
-    let vm = Vm::default();
-    let (code, _code_mem) = vm.alloc(4096, true);
+    let vm = HostVm::new();
+    let code_mem = vm.map(4096, 4096, true, true);
+    let code = code_mem.va();
     let kd = amdgpu_loader::KernelDescriptor {
         kernel_code_entry_byte_offset: 256,
         compute_pgm_rsrc1: 2 | 3 << 16 | 3 << 18 | 1 << 21 | 1 << 23,
@@ -140,14 +80,16 @@ fn valu_bench(c: &mut Criterion) {
         kernel_code_properties: 1 << 3,
         ..Default::default()
     };
-    vm.write(code, kd.as_bytes());
-    vm.write(code + 256, VALU_LOOP.as_bytes());
-    let (out, _out_mem) = vm.alloc(4096, false);
-    let (args, _args_mem) = vm.alloc(64, false);
+    code_mem.write(0, kd.as_bytes());
+    code_mem.write(256, VALU_LOOP.as_bytes());
+    let out_mem = vm.map(4096, 4096, true, false);
+    let out = out_mem.va();
+    let args_mem = vm.map(64, 4096, true, false);
+    let args = args_mem.va();
     let iterations = 20_000u32;
     let mut kernarg = out.to_le_bytes().to_vec();
     kernarg.extend(iterations.to_le_bytes());
-    vm.write(args, &kernarg);
+    args_mem.write(0, &kernarg);
     let items = 256u32;
     let request = DispatchRequest {
         packet: KernelDispatchPacket {

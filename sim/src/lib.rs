@@ -16,7 +16,8 @@
 //! The modules below are the contracts between the simulator's parts:
 //! - [`target`]: the simulated ISA targets;
 //! - [`clock`]: the GPU timestamp counter;
-//! - [`vm`]: GPU virtual memory as the device sees it;
+//! - [`vm`]: GPU virtual memory as the device sees it, and the span cache (TLB) the command
+//!   processor and the shader core both translate through;
 //! - [`dispatch`]: what the command processor asks of the shader core;
 //! - [`queue`]: what the kernel-driver model asks of the command processor.
 //!
@@ -24,19 +25,22 @@
 //! [`cp`] is the command processor, [`cp::CommandProcessorEngine`]: one thread per AQL queue;
 //! every [`MachineConfig`] starts with one, and every GPU with a [`shader::Gfx9ShaderCore`].
 //! [`InertQueueEngine`] (queues never process a packet) and [`InertShaderCore`] (every dispatch
-//! fails) stand in for them where a test wants the driver model alone.
+//! fails) stand in for them where a test wants the driver model alone. [`host_vm::HostVm`] is
+//! the opposite: a GPU VM over plain host memory for running the command processor or the
+//! shader core without the driver model.
 //!
 //! `unsafe` lives in [`host_memory`](crate) (mappings of the simulator's memory), the fork gate
 //! (`pthread_atfork`), the file table (borrowing fd numbers for `fstat`), the `Sys`
 //! implementation (forwarding host calls to [`kfd::Linux`]), the command processor's device
-//! memory access (atomics on translated GPU addresses) and the shader core's
-//! (`shader::memory::host`).
+//! memory access (atomics on translated GPU addresses), the shader core's
+//! (`shader::memory::host`), and [`host_vm`]'s word atomics.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod clock;
 pub mod cp;
 pub mod dispatch;
+pub mod host_vm;
 pub mod queue;
 pub mod shader;
 pub mod target;

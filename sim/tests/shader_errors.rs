@@ -101,7 +101,7 @@ fn loads_from_unmapped_memory_and_stores_to_read_only_memory_fault() {
             "{} {v}",
             gpu.dir()
         );
-        let ro = gpu.vm.alloc(256, 256, false, false);
+        let ro = gpu.alloc(256, 256, false, false);
         let err = gpu
             .dispatch(
                 &co,

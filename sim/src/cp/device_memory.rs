@@ -179,71 +179,29 @@ impl DeviceMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicU64 as Counter;
-
-    /// One writable or read-only mapping over a boxed buffer, GPU address = host address.
-    struct OneMapping {
-        buffer: Arc<Vec<AtomicU64>>,
-        writable: bool,
-        generation: Counter,
-    }
-
-    impl OneMapping {
-        fn new(words: usize, writable: bool) -> Self {
-            Self {
-                buffer: Arc::new((0..words).map(|_| AtomicU64::new(0)).collect()),
-                writable,
-                generation: Counter::new(0),
-            }
-        }
-        fn base(&self) -> u64 {
-            self.buffer.as_ptr() as u64
-        }
-        fn len(&self) -> u64 {
-            self.buffer.len() as u64 * 8
-        }
-    }
-
-    impl GpuVm for OneMapping {
-        fn translate(&self, va: u64, len: u64, access: Access) -> Result<HostSpan, MemoryFault> {
-            let span = HostSpan {
-                va_start: self.base(),
-                va_end: self.base() + self.len(),
-                host: self.buffer.as_ptr() as *mut u8,
-                writable: self.writable,
-                executable: false,
-                keep_alive: self.buffer.clone(),
-            };
-            if !span.contains(va, len) {
-                return Err(MemoryFault {
-                    va,
-                    access,
-                    kind: FaultKind::NotPresent,
-                });
-            }
-            span.permits(access)
-                .map_err(|kind| MemoryFault { va, access, kind })?;
-            Ok(span)
-        }
-        fn generation(&self) -> u64 {
-            self.generation.load(Ordering::Relaxed)
-        }
-    }
+    use crate::host_vm::HostVm;
 
     #[test]
     fn words_round_trip_and_sub_returns_the_old_value() {
-        let vm = Arc::new(OneMapping::new(4, true));
-        let base = vm.base();
+        let vm = Arc::new(HostVm::new());
+        let buffer = vm.map(32, 8, true, false);
+        let base = buffer.va();
         let mut mem = DeviceMemory::new(vm.clone());
         mem.store_u64(base + 8, 0x1122_3344_5566_7788, Ordering::Release)
             .unwrap();
-        assert_eq!(vm.buffer[1].load(Ordering::Relaxed), 0x1122_3344_5566_7788);
+        assert_eq!(
+            buffer.atomic_u64(8).load(Ordering::Relaxed),
+            0x1122_3344_5566_7788
+        );
         assert_eq!(
             mem.load_u32(base + 12, Ordering::Acquire).unwrap(),
             0x1122_3344
         );
         mem.store_u16(base + 8, 1, Ordering::Release).unwrap();
-        assert_eq!(vm.buffer[1].load(Ordering::Relaxed), 0x1122_3344_5566_0001);
+        assert_eq!(
+            buffer.atomic_u64(8).load(Ordering::Relaxed),
+            0x1122_3344_5566_0001
+        );
         mem.store_i64(base, 5, Ordering::Relaxed).unwrap();
         assert_eq!(mem.fetch_sub_i64(base, 1, Ordering::AcqRel).unwrap(), 5);
         assert_eq!(mem.load_i64(base, Ordering::Relaxed).unwrap(), 4);
@@ -251,17 +209,18 @@ mod tests {
 
     #[test]
     fn unaligned_addresses_are_aligned_down() {
-        let vm = Arc::new(OneMapping::new(2, true));
-        let base = vm.base();
+        let vm = Arc::new(HostVm::new());
+        let buffer = vm.map(16, 8, true, false);
         let mut mem = DeviceMemory::new(vm.clone());
-        mem.store_u64(base + 8 + 3, 7, Ordering::Relaxed).unwrap();
-        assert_eq!(vm.buffer[1].load(Ordering::Relaxed), 7);
+        mem.store_u64(buffer.va() + 8 + 3, 7, Ordering::Relaxed)
+            .unwrap();
+        assert_eq!(buffer.atomic_u64(8).load(Ordering::Relaxed), 7);
     }
 
     #[test]
     fn outside_or_read_only_is_a_fault() {
-        let vm = Arc::new(OneMapping::new(2, false));
-        let base = vm.base();
+        let vm = Arc::new(HostVm::new());
+        let base = vm.map(16, 8, false, false).va();
         let mut mem = DeviceMemory::new(vm.clone());
         assert_eq!(mem.load_u64(base + 8, Ordering::Relaxed).unwrap(), 0);
         let fault = mem.store_u64(base, 1, Ordering::Relaxed).unwrap_err();
@@ -272,5 +231,16 @@ mod tests {
         assert_eq!(fault.va, base + 16);
         assert!(mem.probe(base, 16, Access::Read).is_ok());
         assert!(mem.probe(base, 17, Access::Read).is_err());
+    }
+
+    #[test]
+    fn a_span_cached_before_an_unmap_is_not_used_after_it() {
+        let vm = Arc::new(HostVm::new());
+        let base = vm.map(64, 64, true, false).va();
+        let mut mem = DeviceMemory::new(vm.clone());
+        mem.store_u64(base, 1, Ordering::Relaxed).unwrap();
+        let _held = vm.unmap(base).unwrap();
+        let fault = mem.load_u64(base, Ordering::Relaxed).unwrap_err();
+        assert_eq!((fault.va, fault.kind), (base, FaultKind::NotPresent));
     }
 }

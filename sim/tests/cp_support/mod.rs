@@ -5,21 +5,21 @@
 
 #![allow(dead_code)] // Each test file uses a different part of the bench.
 
-use std::alloc::Layout;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::mem::offset_of;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use amdgpu_sim::cp::CommandProcessorEngine;
 use amdgpu_sim::dispatch::{
     DispatchError, DispatchRequest, DispatchStats, InterruptSink, ShaderCore,
 };
+use amdgpu_sim::host_vm::{HostBuffer, HostVm};
 use amdgpu_sim::queue::{QueueEngine, QueueSpec, RunningQueue};
 use amdgpu_sim::target::GfxTarget;
-use amdgpu_sim::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault};
+use amdgpu_sim::vm::{Access, GpuVm, HostSpan, MemoryFault};
 use aql::packet::dispatch_setup;
 use aql::queue::AmdQueue;
 use aql::{
@@ -46,118 +46,71 @@ pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
 }
 
 /// Zeroed host memory, page aligned.
-struct Allocation {
-    ptr: NonNull<u8>,
-    layout: Layout,
-}
-
-// SAFETY: the allocation is plain memory owned by this struct; all accesses go through atomics.
-unsafe impl Send for Allocation {}
-// SAFETY: as above.
-unsafe impl Sync for Allocation {}
-
-impl Allocation {
-    fn new(bytes: usize) -> Self {
-        let layout = Layout::from_size_align(bytes.max(1), 4096).expect("valid layout");
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        Self {
-            ptr: NonNull::new(ptr).expect("test allocation"),
-            layout,
-        }
-    }
-}
-
-impl Drop for Allocation {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout, freed once.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
-    }
-}
-
-#[derive(Clone)]
-struct Mapping {
-    memory: Arc<Allocation>,
-    bytes: u64,
-    writable: bool,
-}
-
-/// A GPU VM over host allocations; the GPU address of each is its host address.
+/// The bench's device memory: the simulator's [`HostVm`] (GPU address = host address) with
+/// typed atomic accessors by GPU address.
 #[derive(Default)]
-pub struct HostVm {
-    mappings: RwLock<BTreeMap<u64, Mapping>>,
-    generation: AtomicU64,
+pub struct DeviceVm {
+    vm: HostVm,
+    /// Buffers unmapped by tests. They are held for the bench's life so that their addresses
+    /// stay unmapped: freed memory could otherwise be handed to the next allocation (of this
+    /// test or of another test thread), and an access meant to fault would hit it.
+    unmapped: Mutex<Vec<HostBuffer>>,
 }
 
-impl HostVm {
+impl DeviceVm {
     pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
     }
 
-    /// Allocate and map `bytes` of zeroed memory; returns its GPU address.
+    /// Map `bytes` writable bytes, page aligned.
     pub fn alloc(&self, bytes: usize) -> u64 {
         self.alloc_with(bytes, true)
     }
 
-    /// Allocate and map, writable or not.
     pub fn alloc_with(&self, bytes: usize, writable: bool) -> u64 {
-        let memory = Arc::new(Allocation::new(bytes));
-        let va = memory.ptr.as_ptr() as u64;
-        self.mappings.write().unwrap().insert(
-            va,
-            Mapping {
-                memory,
-                bytes: bytes as u64,
-                writable,
-            },
-        );
-        self.generation.fetch_add(1, Ordering::SeqCst);
-        va
+        self.vm.map(bytes, 4096, writable, true).va()
     }
 
-    /// Unmap the allocation at `va` (the memory stays alive while a span holds it).
+    /// Unmap the buffer at `va`; the address stays unmapped for the rest of the test.
     pub fn unmap(&self, va: u64) {
-        assert!(self.mappings.write().unwrap().remove(&va).is_some());
-        self.generation.fetch_add(1, Ordering::SeqCst);
+        let buffer = self.vm.unmap(va).expect("unmapping a mapped buffer");
+        self.unmapped.lock().unwrap().push(buffer);
     }
 
-    fn host<T>(&self, va: u64) -> *mut T {
-        let span = self
-            .translate(va, size_of::<T>() as u64, Access::Read)
-            .unwrap_or_else(|f| panic!("test touched unmapped {va:#x}: {f}"));
-        assert_eq!(va % align_of::<T>() as u64, 0);
-        span.host_address(va).cast()
+    fn at(&self, va: u64) -> (HostBuffer, usize) {
+        self.vm
+            .buffer_at(va)
+            .unwrap_or_else(|| panic!("test touched unmapped {va:#x}"))
     }
 
     pub fn load_u64(&self, va: u64) -> u64 {
-        // SAFETY: `host` checked that va lies in a live mapping and is aligned; device memory
-        // is only accessed atomically.
-        unsafe { AtomicU64::from_ptr(self.host(va)) }.load(Ordering::SeqCst)
+        let (buffer, at) = self.at(va);
+        buffer.atomic_u64(at).load(Ordering::SeqCst)
     }
 
     pub fn store_u64(&self, va: u64, value: u64) {
-        // SAFETY: as in `load_u64`.
-        unsafe { AtomicU64::from_ptr(self.host(va)) }.store(value, Ordering::SeqCst);
+        let (buffer, at) = self.at(va);
+        buffer.atomic_u64(at).store(value, Ordering::SeqCst);
     }
 
     pub fn fetch_add_u64(&self, va: u64, value: u64) -> u64 {
-        // SAFETY: as in `load_u64`.
-        unsafe { AtomicU64::from_ptr(self.host(va)) }.fetch_add(value, Ordering::AcqRel)
+        let (buffer, at) = self.at(va);
+        buffer.atomic_u64(at).fetch_add(value, Ordering::AcqRel)
     }
 
     pub fn load_u32(&self, va: u64) -> u32 {
-        // SAFETY: as in `load_u64`.
-        unsafe { AtomicU32::from_ptr(self.host(va)) }.load(Ordering::SeqCst)
+        let (buffer, at) = self.at(va);
+        buffer.atomic_u32(at).load(Ordering::SeqCst)
     }
 
     pub fn store_u32(&self, va: u64, value: u32) {
-        // SAFETY: as in `load_u64`.
-        unsafe { AtomicU32::from_ptr(self.host(va)) }.store(value, Ordering::SeqCst);
+        let (buffer, at) = self.at(va);
+        buffer.atomic_u32(at).store(value, Ordering::SeqCst);
     }
 
     pub fn store_u32_release(&self, va: u64, value: u32) {
-        // SAFETY: as in `load_u64`.
-        unsafe { AtomicU32::from_ptr(self.host(va)) }.store(value, Ordering::Release);
+        let (buffer, at) = self.at(va);
+        buffer.atomic_u32(at).store(value, Ordering::Release);
     }
 
     pub fn load_i64(&self, va: u64) -> i64 {
@@ -171,39 +124,22 @@ impl HostVm {
     /// Write the words of a packet body (bytes 4..64) with plain-order atomic stores.
     pub fn write_body(&self, va: u64, packet: &RawPacket) {
         self.store_u32(va + 4, (packet.0[0] >> 32) as u32);
+        let (buffer, at) = self.at(va);
         for i in 1..8 {
-            // SAFETY: as in `load_u64`.
-            unsafe { AtomicU64::from_ptr(self.host(va + 8 * i)) }
-                .store(packet.0[i as usize], Ordering::Relaxed);
+            buffer
+                .atomic_u64(at + 8 * i)
+                .store(packet.0[i], Ordering::Relaxed);
         }
     }
 }
 
-impl GpuVm for HostVm {
+impl GpuVm for DeviceVm {
     fn translate(&self, va: u64, len: u64, access: Access) -> Result<HostSpan, MemoryFault> {
-        let mappings = self.mappings.read().unwrap();
-        let fault = |kind| MemoryFault { va, access, kind };
-        let (&start, mapping) = mappings
-            .range(..=va)
-            .next_back()
-            .ok_or(fault(FaultKind::NotPresent))?;
-        let span = HostSpan {
-            va_start: start,
-            va_end: start + mapping.bytes,
-            host: mapping.memory.ptr.as_ptr(),
-            writable: mapping.writable,
-            executable: true,
-            keep_alive: mapping.memory.clone(),
-        };
-        if !span.contains(va, len) {
-            return Err(fault(FaultKind::NotPresent));
-        }
-        span.permits(access).map_err(fault)?;
-        Ok(span)
+        self.vm.translate(va, len, access)
     }
 
     fn generation(&self) -> u64 {
-        self.generation.load(Ordering::SeqCst)
+        self.vm.generation()
     }
 }
 
@@ -489,7 +425,7 @@ pub struct TestSignal {
 
 /// The test world: a VM, a fake shader core, an interrupt sink, an engine.
 pub struct Bench {
-    pub vm: Arc<HostVm>,
+    pub vm: Arc<DeviceVm>,
     pub shader: Arc<FakeShader>,
     pub sink: Arc<RecordingSink>,
     pub engine: CommandProcessorEngine,
@@ -502,7 +438,7 @@ pub struct Bench {
 
 impl Bench {
     pub fn new() -> Self {
-        let vm = HostVm::new();
+        let vm = DeviceVm::new();
         let code = vm.alloc(4096);
         let event_page = vm.alloc(4096);
         for slot in 0..512 {
@@ -574,7 +510,7 @@ static QUEUE_IDS: AtomicU32 = AtomicU32::new(1);
 
 /// A queue as ROCr lays it out, running on the bench's engine.
 pub struct TestQueue {
-    pub vm: Arc<HostVm>,
+    pub vm: Arc<DeviceVm>,
     /// GPU address of amd_queue_t.
     pub descriptor: u64,
     pub ring: u64,

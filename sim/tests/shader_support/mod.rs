@@ -4,76 +4,48 @@
 
 #![allow(dead_code, missing_docs)]
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 
 use amdgpu_loader::{CodeObject, HiddenArg, LoadedImage, NoExternals, ValueKind};
 use amdgpu_sim::dispatch::{
     DispatchError, DispatchRequest, DispatchStats, InterruptSink, ScratchSetup, ShaderCore,
 };
+use amdgpu_sim::host_vm::{HostBuffer, HostVm};
 use amdgpu_sim::shader::Gfx9ShaderCore;
 use amdgpu_sim::target::GfxTarget;
-use amdgpu_sim::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault};
+use amdgpu_sim::vm::MemoryFault;
 use aql::KernelDispatchPacket;
 use zerocopy::IntoBytes;
 
-/// Host memory standing in for a GPU buffer object. Bytes are atomics so that the test reads
-/// and writes them without `unsafe` while the shader core accesses them through raw spans.
-struct Storage {
-    bytes: Box<[AtomicU8]>,
-}
-
-#[derive(Clone)]
-struct Mapping {
-    va: u64,
-    len: u64,
-    storage: Arc<Storage>,
-    offset: usize,
-    writable: bool,
-    executable: bool,
-}
-
-/// A GPU virtual address space whose addresses equal the host addresses of the test's memory.
-#[derive(Default)]
-pub struct TestVm {
-    maps: RwLock<BTreeMap<u64, Mapping>>,
-    generation: AtomicU64,
-}
-
-/// A mapped test buffer.
+/// A mapped test buffer: the simulator's [`HostBuffer`] with typed helpers.
 #[derive(Clone)]
 pub struct Buffer {
     pub va: u64,
     pub len: usize,
-    storage: Arc<Storage>,
-    offset: usize,
+    memory: HostBuffer,
 }
 
 impl Buffer {
-    fn cell(&self, i: usize) -> &AtomicU8 {
-        &self.storage.bytes[self.offset + i]
+    fn new(memory: HostBuffer) -> Self {
+        Self {
+            va: memory.va(),
+            len: memory.len(),
+            memory,
+        }
     }
 
     pub fn write(&self, at: usize, data: &[u8]) {
-        assert!(at + data.len() <= self.len, "write past the buffer");
-        for (i, b) in data.iter().enumerate() {
-            self.cell(at + i).store(*b, Ordering::Relaxed);
-        }
+        self.memory.write(at, data);
     }
 
     pub fn read(&self, at: usize, out: &mut [u8]) {
-        assert!(at + out.len() <= self.len, "read past the buffer");
-        for (i, b) in out.iter_mut().enumerate() {
-            *b = self.cell(at + i).load(Ordering::Relaxed);
-        }
+        self.memory.read(at, out);
     }
 
     pub fn bytes(&self) -> Vec<u8> {
-        let mut v = vec![0u8; self.len];
-        self.read(0, &mut v);
-        v
+        self.memory.to_vec()
     }
 
     pub fn write_u32s(&self, v: &[u32]) {
@@ -107,78 +79,7 @@ impl Buffer {
     }
 
     pub fn fill(&self, byte: u8) {
-        for i in 0..self.len {
-            self.cell(i).store(byte, Ordering::Relaxed);
-        }
-    }
-}
-
-impl TestVm {
-    /// Map `len` zeroed bytes aligned to `align`.
-    pub fn alloc(&self, len: usize, align: usize, writable: bool, executable: bool) -> Buffer {
-        let len = len.max(4);
-        let storage = Arc::new(Storage {
-            bytes: (0..len + align).map(|_| AtomicU8::new(0)).collect(),
-        });
-        let base = storage.bytes.as_ptr() as usize;
-        let offset = base.next_multiple_of(align) - base;
-        let va = (base + offset) as u64;
-        self.maps.write().expect("vm lock").insert(
-            va,
-            Mapping {
-                va,
-                len: len as u64,
-                storage: Arc::clone(&storage),
-                offset,
-                writable,
-                executable,
-            },
-        );
-        self.generation.fetch_add(1, Ordering::SeqCst);
-        Buffer {
-            va,
-            len,
-            storage,
-            offset,
-        }
-    }
-
-    /// Remove the mapping at `va` (its memory stays alive while spans or buffers hold it).
-    pub fn unmap(&self, va: u64) {
-        self.maps.write().expect("vm lock").remove(&va);
-        self.generation.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-impl GpuVm for TestVm {
-    fn translate(&self, va: u64, len: u64, access: Access) -> Result<HostSpan, MemoryFault> {
-        let maps = self.maps.read().expect("vm lock");
-        let fault = |kind| MemoryFault { va, access, kind };
-        let Some((_, m)) = maps.range(..=va).next_back() else {
-            return Err(fault(FaultKind::NotPresent));
-        };
-        let span = HostSpan {
-            va_start: m.va,
-            va_end: m.va + m.len,
-            host: m.storage.bytes[m.offset..].as_ptr().cast::<u8>().cast_mut(),
-            writable: m.writable,
-            executable: m.executable,
-            keep_alive: Arc::clone(&m.storage) as Arc<dyn std::any::Any + Send + Sync>,
-        };
-        if !span.contains(va, len) {
-            let first_bad = if va >= span.va_end { va } else { span.va_end };
-            return Err(MemoryFault {
-                va: first_bad,
-                access,
-                kind: FaultKind::NotPresent,
-            });
-        }
-        span.permits(access).map_err(fault)?;
-        Ok(span)
-    }
-
-    fn generation(&self) -> u64 {
-        self.generation.load(Ordering::SeqCst)
+        self.memory.fill(byte);
     }
 }
 
@@ -233,7 +134,7 @@ pub fn kernels_bin() -> PathBuf {
 /// A simulated GPU for one target: VM, shader core, interrupt sink.
 pub struct Gpu {
     pub target: GfxTarget,
-    pub vm: Arc<TestVm>,
+    pub vm: Arc<HostVm>,
     pub core: Gfx9ShaderCore,
     pub interrupts: Interrupts,
     pub abort: AtomicBool,
@@ -249,7 +150,7 @@ impl Gpu {
     pub fn with_workers(target: GfxTarget, workers: usize) -> Self {
         Self {
             target,
-            vm: Arc::new(TestVm::default()),
+            vm: Arc::new(HostVm::new()),
             core: Gfx9ShaderCore::new(workers),
             interrupts: Interrupts::default(),
             abort: AtomicBool::new(false),
@@ -261,8 +162,13 @@ impl Gpu {
         self.target.name()
     }
 
+    /// Map `len` zeroed bytes aligned to `align` with the given GPU permissions.
+    pub fn alloc(&self, len: usize, align: usize, writable: bool, executable: bool) -> Buffer {
+        Buffer::new(self.vm.map(len, align, writable, executable))
+    }
+
     pub fn buffer(&self, len: usize) -> Buffer {
-        self.vm.alloc(len, 256, true, false)
+        self.alloc(len, 256, true, false)
     }
 
     pub fn buffer_u32(&self, v: &[u32]) -> Buffer {
@@ -283,7 +189,7 @@ impl Gpu {
         let co = CodeObject::parse(&bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
         let size = co.image_size() as usize;
         let align = co.image_align().max(4096) as usize;
-        let memory = self.vm.alloc(size, align, true, true);
+        let memory = self.alloc(size, align, true, true);
         let mut staging = vec![0u8; size];
         let image = co
             .load(&mut staging, memory.va, externals)
@@ -495,7 +401,7 @@ impl Gpu {
     /// Place `code` at a 256-byte aligned entry behind a descriptor whose only user SGPRs are
     /// the kernarg pointer (s[0:1]); the workgroup id X is in s2.
     pub fn load_raw(&self, code: &[u32]) -> Raw {
-        let memory = self.vm.alloc(256 + code.len() * 4, 4096, true, true);
+        let memory = self.alloc(256 + code.len() * 4, 4096, true, true);
         let kd = amdgpu_loader::KernelDescriptor {
             kernel_code_entry_byte_offset: 256,
             compute_pgm_rsrc1: RAW_RSRC1,
