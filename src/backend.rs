@@ -1,9 +1,13 @@
 //! Choosing between the real kernel driver and the built-in simulator.
 //!
-//! `/dev/kfd` is used when it exists; otherwise the simulator is the embedded default.
-//! `AQUEDUCT_BACKEND=hw` or `=sim` forces one.
+//! `/dev/kfd` is used when it exists; otherwise the simulator's process-wide default machine is
+//! the embedded default, and the program says so once on stderr. `AQUEDUCT_BACKEND=hw` or
+//! `=sim` forces one; `AQUEDUCT_SIM_MACHINE` picks the simulated machine.
 
 use std::path::Path;
+use std::sync::{Arc, Once};
+
+use kfd::Sys;
 
 /// Environment variable that forces a backend.
 pub const BACKEND_ENV: &str = "AQUEDUCT_BACKEND";
@@ -23,6 +27,9 @@ pub enum BackendError {
     /// The environment variable holds something else.
     #[error("{BACKEND_ENV}={0:?}: expected \"hw\" or \"sim\"")]
     BadEnvironment(String),
+    /// The simulator's default machine could not be built.
+    #[error("cannot start the simulator: {0}")]
+    Simulator(#[from] amdgpu_sim::SimError),
 }
 
 /// Decide from `AQUEDUCT_BACKEND` and the presence of `/dev/kfd`.
@@ -31,6 +38,27 @@ pub fn choose() -> Result<BackendChoice, BackendError> {
         std::env::var(BACKEND_ENV).ok().as_deref(),
         Path::new(kfd::abi::sysfs::KFD_DEVICE_PATH).exists(),
     )
+}
+
+/// Whether the simulator stand-in has been announced on stderr in this process.
+static SIMULATOR_ANNOUNCED: Once = Once::new();
+
+/// The system interface of the chosen backend: the real kernel ([`kfd::Linux`]), or the
+/// simulator's default machine, announced once per process on stderr.
+pub fn system() -> Result<Arc<dyn Sys>, BackendError> {
+    match choose()? {
+        BackendChoice::Hardware => Ok(Arc::new(kfd::Linux)),
+        BackendChoice::Simulator => {
+            let machine = amdgpu_sim::default_machine()?;
+            SIMULATOR_ANNOUNCED.call_once(|| {
+                eprintln!(
+                    "aqueduct: using the simulator (no /dev/kfd here, or {BACKEND_ENV}=sim): {}",
+                    machine.description()
+                );
+            });
+            Ok(Arc::new(machine))
+        }
+    }
 }
 
 /// The decision itself, for tests.
@@ -50,6 +78,28 @@ pub fn choose_from(env: Option<&str>, kfd_exists: bool) -> Result<BackendChoice,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_same_simulated_machine_serves_every_caller() {
+        // On a machine with a GPU (or a forced backend) this would open the real device.
+        if std::env::var_os(BACKEND_ENV).is_some()
+            || Path::new(kfd::abi::sysfs::KFD_DEVICE_PATH).exists()
+        {
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                b"skipped: the simulator is not the default backend here\n",
+            );
+            return;
+        }
+        let (a, b) = (system().unwrap(), system().unwrap());
+        assert!(matches!(a.backend(), kfd::Backend::Simulator(_)));
+        assert_eq!(
+            a.kernel_id(),
+            b.kernel_id(),
+            "one default machine per process"
+        );
+        assert_ne!(a.kernel_id(), kfd::sys::HOST_KERNEL);
+    }
 
     #[test]
     fn environment_overrides_detection() {

@@ -2,33 +2,18 @@
 
 use std::sync::Arc;
 
-use aqueduct::backend::{self, BackendChoice};
+use aqueduct::backend;
 use aqueduct::kfd::abi::sysfs::Capability;
 use aqueduct::kfd::sys::Backend;
 use aqueduct::kfd::topology::{
     HeapType, LinkDirectory, LinkType, Node, NodeKind, TargetId, Topology,
 };
-use aqueduct::kfd::{Linux, ProcessBinding, Sys};
+use aqueduct::kfd::{ProcessBinding, Sys};
 
 type Error = Box<dyn std::error::Error>;
 
 pub fn run() -> Result<(), Error> {
-    match backend::choose()? {
-        BackendChoice::Hardware => {
-            let sys: Arc<dyn Sys> = Arc::new(Linux);
-            show(&sys)
-        }
-        BackendChoice::Simulator => {
-            let machine = aqueduct::sim::default_machine()?;
-            eprintln!(
-                "aqueduct: using the simulator (no /dev/kfd here, or {}=sim): {}",
-                backend::BACKEND_ENV,
-                machine.description()
-            );
-            let sys: Arc<dyn Sys> = Arc::new(machine);
-            show(&sys)
-        }
-    }
+    show(&backend::system()?)
 }
 
 fn show(sys: &Arc<dyn Sys>) -> Result<(), Error> {
