@@ -224,9 +224,14 @@ pub fn set_cu_mask(
     call::<req::SetCuMask>(sys, kfd, &mut args)
 }
 
-/// AMDKFD_IOC_GET_QUEUE_WAVE_STATE: copy the control stack into `ctl_stack`; returns
+/// AMDKFD_IOC_GET_QUEUE_WAVE_STATE: copy the queue's control stack into `ctl_stack`; returns
 /// `(ctl_stack_used_size, save_area_used_size)`.
-pub fn get_queue_wave_state(
+///
+/// # Safety
+///
+/// `ctl_stack` must be at least the `ctl_stack_size` the queue was created with: the kernel may
+/// write that many bytes, and only the caller knows the size it gave CREATE_QUEUE.
+pub unsafe fn get_queue_wave_state(
     sys: &dyn Sys,
     kfd: RawFd,
     queue_id: u32,
@@ -237,11 +242,9 @@ pub fn get_queue_wave_state(
         queue_id,
         ..GetQueueWaveStateArgs::default()
     };
-    // SAFETY: the kernel writes at most the queue's control stack size, which is what
-    // CREATE_QUEUE was given; callers size `ctl_stack` from the same topology value. A buffer
-    // that is too small is the one hazard, so it is checked against the kernel's answer below.
+    // SAFETY: `ctl_stack` is live and exclusively borrowed for the call, and the caller
+    // guarantees it is as large as anything the kernel writes there.
     unsafe { call_unchecked::<req::GetQueueWaveState>(sys, kfd, &mut args)? };
-    debug_assert!(args.ctl_stack_used_size as usize <= ctl_stack.len());
     Ok((args.ctl_stack_used_size, args.save_area_used_size))
 }
 

@@ -393,11 +393,11 @@ fn cu_masks_wave_state_and_gws() {
         ioctl::<req::GetQueueWaveState>(s.sys(), s.kfd, &mut wave),
         Err(Errno::EFAULT)
     );
-    let mut stack = vec![0u8; 4096];
-    assert_eq!(
-        ioctls::get_queue_wave_state(s.sys(), s.kfd, args.queue_id, &mut stack).unwrap(),
-        (0, 0)
-    );
+    // As large as the control stack CREATE_QUEUE was given, which the kernel may fill.
+    let mut stack = vec![0u8; args.ctl_stack_size as usize];
+    // SAFETY: `stack` holds the queue's whole ctl_stack_size.
+    let state = unsafe { ioctls::get_queue_wave_state(s.sys(), s.kfd, args.queue_id, &mut stack) };
+    assert_eq!(state.unwrap(), (0, 0));
     // A suspended queue (percentage 0) has no wave state to report: EINVAL.
     let mut suspend = UpdateQueueArgs {
         ring_base_address: b.ring.va,
@@ -408,12 +408,9 @@ fn cu_masks_wave_state_and_gws() {
     };
     // SAFETY: the ring is a live GPU-mapped BO.
     unsafe { ioctls::update_queue(s.sys(), s.kfd, &mut suspend) }.unwrap();
-    assert_eq!(
-        ioctls::get_queue_wave_state(s.sys(), s.kfd, args.queue_id, &mut stack)
-            .unwrap_err()
-            .errno,
-        Errno::EINVAL
-    );
+    // SAFETY: as above.
+    let state = unsafe { ioctls::get_queue_wave_state(s.sys(), s.kfd, args.queue_id, &mut stack) };
+    assert_eq!(state.unwrap_err().errno, Errno::EINVAL);
 
     let gws = |queue_id: u32| {
         let mut buf = [queue_id, 1, 0, 0];
