@@ -381,9 +381,13 @@ fn cu_masks_wave_state_and_gws() {
     assert_eq!(cu(64, 8, 0), Err(Errno::EFAULT));
     assert_eq!(cu(64, ptr, 7), Err(Errno::EFAULT));
     cu(64, ptr, 0).unwrap();
-    // More than 1024 bits are truncated to 1024: only 128 bytes are read.
-    let long = [u32::MAX; 32];
-    cu(4096, long.as_ptr() as u64, 0).unwrap();
+    // More than 1024 bits are truncated to 1024: exactly 128 bytes are read. The mask ends
+    // where a CPU-mapped page meets the PROT_NONE rest of its reservation, so reading one
+    // byte more would fault.
+    let page = s.gtt(PAGE);
+    let tail = page.va + PAGE - 128;
+    cu(4096, tail, 0).unwrap();
+    assert_eq!(cu(4096, tail + 4, 0), Err(Errno::EFAULT));
 
     let mut wave = GetQueueWaveStateArgs {
         queue_id: 5,
