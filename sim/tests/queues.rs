@@ -21,6 +21,14 @@ fn pid() -> i32 {
     std::process::id() as i32
 }
 
+/// Native-endian u32 words of `bytes`.
+fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+        .collect()
+}
+
 /// Expect CREATE_QUEUE to fail with `errno` after `change` is applied to good arguments.
 fn refused(
     s: &Session,
@@ -397,12 +405,14 @@ fn cu_masks_wave_state_and_gws() {
         ioctl::<req::GetQueueWaveState>(s.sys(), s.kfd, &mut wave),
         Err(Errno::EFAULT)
     );
-    // As large as the control stack CREATE_QUEUE was given, which the kernel may fill.
-    let mut stack = vec![0u8; args.ctl_stack_size as usize];
+    // An active queue's state belongs to the CP: EINVAL (get_wave_state wants it inactive).
+    // The buffer is as large as the control stack CREATE_QUEUE was given (one XCC here).
+    let mut stack = vec![0xAAu8; args.ctl_stack_size as usize];
     // SAFETY: `stack` holds the queue's whole ctl_stack_size.
     let state = unsafe { ioctls::get_queue_wave_state(s.sys(), s.kfd, args.queue_id, &mut stack) };
-    assert_eq!(state.unwrap(), (0, 0));
-    // A suspended queue (percentage 0) has no wave state to report: EINVAL.
+    assert_eq!(state.unwrap_err().errno, Errno::EINVAL);
+    assert!(stack.iter().all(|&b| b == 0xAA));
+    // Suspended (percentage 0): the header of an empty control stack, nothing in use.
     let mut suspend = UpdateQueueArgs {
         ring_base_address: b.ring.va,
         queue_id: args.queue_id,
@@ -414,7 +424,18 @@ fn cu_masks_wave_state_and_gws() {
     unsafe { ioctls::update_queue(s.sys(), s.kfd, &mut suspend) }.unwrap();
     // SAFETY: as above.
     let state = unsafe { ioctls::get_queue_wave_state(s.sys(), s.kfd, args.queue_id, &mut stack) };
-    assert_eq!(state.unwrap_err().errno, Errno::EINVAL);
+    assert_eq!(state.unwrap(), (0, 0));
+    assert_eq!(
+        words(&stack[..16]),
+        [b.ctl_stack_size, 0, b.ctl_stack_size, 0]
+    );
+    assert!(stack[16..].iter().all(|&b| b == 0xAA));
+    wave.queue_id = args.queue_id;
+    wave.ctl_stack_address = 64;
+    assert_eq!(
+        ioctl::<req::GetQueueWaveState>(s.sys(), s.kfd, &mut wave),
+        Err(Errno::EFAULT)
+    );
 
     let gws = |queue_id: u32| {
         let mut buf = [queue_id, 1, 0, 0];
@@ -424,6 +445,38 @@ fn cu_masks_wave_state_and_gws() {
     };
     assert_eq!(gws(9), Err(Errno::EINVAL));
     assert_eq!(gws(args.queue_id), Err(Errno::ENODEV));
+}
+
+#[test]
+fn wave_state_headers_go_to_every_xcc_save_area() {
+    // GC 9.4.3 (get_wave_state_v9_4_3): one header per XCC, ctx_save_restore_size apart.
+    let s = Session::new(
+        MachineConfig::mi300x()
+            .with_compute_units(8)
+            .with_vram(1 << 30),
+    );
+    let b = s.queue_buffers(4096);
+    let mut args = s.queue_args(&b);
+    args.queue_percentage = 0;
+    s.create_queue(&mut args).unwrap();
+    let mut wave = GetQueueWaveStateArgs {
+        ctl_stack_address: b.cwsr.va,
+        queue_id: args.queue_id,
+        ..Default::default()
+    };
+    ioctl::<req::GetQueueWaveState>(s.sys(), s.kfd, &mut wave).unwrap();
+    let xccs = s.machine.gpus()[0].xccs;
+    assert_eq!(xccs, 8);
+    for xcc in 0..u64::from(xccs) {
+        let at = xcc * u64::from(b.cwsr_size);
+        let header = [b.cwsr.word(at), b.cwsr.word(at + 8)]
+            .map(|w| w.load(std::sync::atomic::Ordering::Acquire).to_ne_bytes());
+        assert_eq!(
+            words(&header.concat()),
+            [b.ctl_stack_size, 0, b.ctl_stack_size, 0],
+            "XCC {xcc}"
+        );
+    }
 }
 
 #[test]

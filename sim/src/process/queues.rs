@@ -79,6 +79,10 @@ pub(crate) struct Queue {
     buffers: Vec<BoKey>,
     runner: Option<Arc<QueueRunner>>,
     pub cu_mask: Vec<u32>,
+    /// `ctl_stack_size` and `ctx_save_restore_size` as CREATE_QUEUE got them (the MQD's
+    /// control-stack size and the per-XCC stride of the save area).
+    ctl_stack_size: u32,
+    cwsr_area_size: u32,
     /// DESTROY_QUEUE is stopping the processor; the queue is gone for every other ioctl.
     destroying: bool,
 }
@@ -250,6 +254,8 @@ impl Process {
             buffers,
             runner: None,
             cu_mask: Vec::new(),
+            ctl_stack_size: args.ctl_stack_size,
+            cwsr_area_size: args.ctx_save_restore_size,
             destroying: false,
         };
         if kind == QueueKind::ComputeAql {
@@ -425,8 +431,12 @@ impl Process {
         Ok(())
     }
 
-    /// GET_QUEUE_WAVE_STATE: a simulated queue never holds saved waves, so the control stack in
-    /// use is empty.
+    /// GET_QUEUE_WAVE_STATE (`get_wave_state` of the DQM and the v9 MQD manager): only for a
+    /// compute queue that is not active (suspended, evicted or without a ring; an active
+    /// queue's MQD is the CP's, EINVAL). For each XCC the 16-byte `wave_state` part of
+    /// `kfd_context_save_area_header` goes to `ctl_stack_address` + XCC × the save-area size.
+    /// The simulator never saves waves, so every control stack is empty: its offset is the
+    /// control-stack size (the MQD's initial value) and both used sizes are 0.
     pub(crate) fn get_queue_wave_state(
         &self,
         args: &mut GetQueueWaveStateArgs,
@@ -437,10 +447,18 @@ impl Process {
             .get(&args.queue_id)
             .filter(|q| !q.destroying)
             .ok_or(Errno::EFAULT)?;
-        if !queue.kind.is_compute()
-            || queue.effective_percentage(state.pdds[queue.device].evicted) == 0
-        {
+        let pdd = &state.pdds[queue.device];
+        if !queue.kind.is_compute() || queue.effective_percentage(pdd.evicted) != 0 {
             return Err(Errno::EINVAL);
+        }
+        let offset = queue.ctl_stack_size;
+        // control_stack_offset, control_stack_size, wave_state_offset, wave_state_size.
+        let header = [offset, 0, offset, 0];
+        for xcc in 0..u64::from(pdd.device.sizes.xccs) {
+            let at = args
+                .ctl_stack_address
+                .wrapping_add(xcc * u64::from(queue.cwsr_area_size));
+            user_memory::write(at, &header)?;
         }
         args.ctl_stack_used_size = 0;
         args.save_area_used_size = 0;
