@@ -289,18 +289,28 @@ fn infinite_waits_end_when_another_thread_sets_the_event() {
 fn destroying_a_waited_event_fails_the_wait_with_eio() {
     let s = Session::small();
     s.event_page();
-    let e = s.create_event(EventType::SIGNAL, false).unwrap().event_id;
-    std::thread::scope(|scope| {
-        let waiter = scope.spawn(|| {
-            let mut events = [EventData::new(e)];
-            wait_raw(&s, &mut events, false, 10_000)
+    // The destroy must land while the wait sleeps. Should the waiter be late (a loaded
+    // machine), its WAIT_EVENTS finds no such id (EINVAL) and the attempt is repeated.
+    let mut seen = Vec::new();
+    for _ in 0..10 {
+        let e = s.create_event(EventType::SIGNAL, false).unwrap().event_id;
+        let (result, args) = std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                let mut events = [EventData::new(e)];
+                wait_raw(&s, &mut events, false, 10_000)
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            ioctls::destroy_event(s.sys(), s.kfd, e).unwrap();
+            waiter.join().unwrap()
         });
-        std::thread::sleep(Duration::from_millis(20));
-        ioctls::destroy_event(s.sys(), s.kfd, e).unwrap();
-        let (result, args) = waiter.join().unwrap();
-        assert_eq!(result, Err(Errno::EIO));
         assert_eq!(args.wait_result, WaitResult::FAIL.0);
-    });
+        seen.push(result);
+        if result == Err(Errno::EIO) {
+            break;
+        }
+        assert_eq!(result, Err(Errno::EINVAL));
+    }
+    assert_eq!(seen.last(), Some(&Err(Errno::EIO)), "{seen:?}");
 }
 
 #[test]
@@ -421,11 +431,9 @@ fn interrupted_waits_return_eintr_with_the_time_left() {
     assert_eq!(result, Err(Errno::EINTR));
     assert_eq!(args.wait_result, WaitResult::FAIL.0);
     assert!(start.elapsed() >= Duration::from_millis(30));
-    assert!(
-        args.timeout < 5_000 && args.timeout > 4_000,
-        "{}",
-        args.timeout
-    );
+    // At least the 30 ms before the signal are gone from the 5 s (no upper bound on the time
+    // spent: a loaded machine may take long to deliver it).
+    assert!(args.timeout <= 4_970, "{}", args.timeout);
     // Only one wait was to be interrupted; an infinite timeout is never rewritten.
     s.machine
         .inject()
