@@ -435,7 +435,7 @@ fn the_rarely_used_ioctls_check_their_arguments() {
     assert_eq!(r, Err(Errno::EINVAL));
     let (r, _) = raw_buf(&s, 0x1D, 24, |b| {
         put(b, 16, &s.gpu_id.to_ne_bytes());
-        put(b, 20, &999u32.to_ne_bytes());
+        put(b, 20, &u32::MAX.to_ne_bytes());
     });
     assert_eq!(r, Err(Errno::EBADF));
     let (r, _) = raw_buf(&s, 0x1C, 32, |b| put(b, 28, &(s.kfd as u32).to_ne_bytes()));

@@ -7,7 +7,7 @@ mod common;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use amdgpu_sim::Machine;
 use common::{Session, open_kfd, open_render, recording_session, small_config};
@@ -65,9 +65,9 @@ fn acquire_vm_binds_one_drm_file_per_gpu() {
     let kfd = open_kfd(&m);
     let render = open_render(&m, 128);
 
-    // A number that is no open fd, a host file, and the kfd file itself are no amdgpu files.
+    // A number that is no fd, a host file, and the kfd file itself are no amdgpu files.
     assert_eq!(
-        ioctls::acquire_vm(&m, kfd, 9999, gpu_id).unwrap_err().errno,
+        ioctls::acquire_vm(&m, kfd, -1, gpu_id).unwrap_err().errno,
         Errno::EINVAL
     );
     let null = std::fs::File::open("/dev/null").unwrap();
@@ -309,23 +309,25 @@ fn a_forked_child_gets_ebadf_and_opens_its_own_process() {
     // Another thread hammers the machine-wide tables while we fork, so a careless lock would
     // be held at the moment of the fork.
     let stop = Arc::new(AtomicBool::new(false));
+    let rounds = Arc::new(AtomicU64::new(0));
     let busy = {
         let machine = s.machine.clone();
-        let stop = stop.clone();
+        let (stop, rounds) = (stop.clone(), rounds.clone());
         let kfd = s.kfd;
         std::thread::spawn(move || {
-            let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let _ = ioctls::get_version(&machine, kfd);
                 let fd = open_kfd(&machine);
                 machine.close(fd).unwrap();
                 let _ = machine.counts();
-                n += 1;
+                rounds.fetch_add(1, Ordering::Relaxed);
             }
-            n
         })
     };
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    // Fork only once the hammering is under way (however late the thread gets to run).
+    while rounds.load(Ordering::Relaxed) == 0 {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     let mut statuses = Vec::new();
     for _ in 0..5 {
         // SAFETY: the child only calls into the simulator (which is fork-safe by design) and
@@ -343,7 +345,7 @@ fn a_forked_child_gets_ebadf_and_opens_its_own_process() {
         }
     }
     stop.store(true, Ordering::Relaxed);
-    assert!(busy.join().unwrap() > 0);
+    busy.join().unwrap();
     for status in statuses {
         assert!(
             matches!(status, nix::sys::wait::WaitStatus::Exited(_, 0)),
