@@ -196,9 +196,13 @@ fn create_queue_reports_the_doorbell_and_starts_a_processor() {
     let spec_doorbell = queues[1].lock().unwrap().spec.unwrap().doorbell as *const u64;
     // SAFETY: the spec's doorbell points into the simulator's mapping of the same slice.
     assert_eq!(unsafe { spec_doorbell.read_volatile() }, 41);
-    // Notifications for addresses that are no doorbell are ignored.
+    drop(queues);
+    // Notifications for addresses that are no doorbell reach no queue.
     let elsewhere = 0u64;
     s.sys().notify_doorbell(NonNull::from(&elsewhere), 9);
+    let queues = engine.queues.lock().unwrap();
+    assert_eq!(queues[1].lock().unwrap().doorbells, [41]);
+    assert!(queues[0].lock().unwrap().doorbells.is_empty());
 }
 
 #[test]
