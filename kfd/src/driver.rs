@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::event_page::EventPage;
 use crate::ioctls;
 use crate::queue_sizes::{CwsrSizeError, CwsrSizes, eop_buffer_size};
-use crate::render_node::{PlainRenderNodes, RenderNodeOpener};
+use crate::render_node::RenderNodeOpener;
 use crate::retry::restarting;
 use crate::sys::Sys;
 use crate::topology::{GfxVersion, Node, NodeKind, TargetId, Topology};
@@ -32,16 +32,17 @@ use crate::topology::{GfxVersion, Node, NodeKind, TargetId, Topology};
 #[derive(Clone, Debug)]
 pub struct OpenOptions {
     /// How render nodes are opened (the first open of a process only; later opens reuse the
-    /// files). `drm_amdgpu::AmdgpuRenderNodes` checks the DRM driver; the default does not.
+    /// files): `drm_amdgpu::AmdgpuRenderNodes`, which also checks the DRM driver.
     pub render_nodes: Arc<dyn RenderNodeOpener>,
     /// Whether to issue RUNTIME_ENABLE (once per process, where supported).
     pub enable_runtime: bool,
 }
 
-impl Default for OpenOptions {
-    fn default() -> Self {
+impl OpenOptions {
+    /// Open render nodes with `render_nodes`, and enable the runtime.
+    pub fn new(render_nodes: Arc<dyn RenderNodeOpener>) -> Self {
         Self {
-            render_nodes: Arc::new(PlainRenderNodes),
+            render_nodes,
             enable_runtime: true,
         }
     }
@@ -210,15 +211,10 @@ const XNACK_UNKNOWN: u8 = 2;
 const MAX_DROP_ERRORS: usize = 64;
 
 impl Kfd {
-    /// Open the driver behind `sys` with default options.
-    pub fn open(sys: &Arc<dyn Sys>) -> Result<Arc<Self>> {
-        Self::open_with(sys, &OpenOptions::default())
-    }
-
     /// Open the driver behind `sys`. If it is open already in this process, that [`Kfd`] is
     /// returned (one per process and kernel); otherwise the open sequence runs, reusing the
     /// process binding of an earlier open.
-    pub fn open_with(sys: &Arc<dyn Sys>, options: &OpenOptions) -> Result<Arc<Self>> {
+    pub fn open(sys: &Arc<dyn Sys>, options: &OpenOptions) -> Result<Arc<Self>> {
         let binding = ProcessBinding::for_sys(sys)?;
         let mut state = binding.lock_state();
         if let Some(open) = state.open.upgrade() {

@@ -58,5 +58,5 @@ pub use ioctl::{IoctlError, Opcode};
 pub use linux::Linux;
 pub use memory::{Allocation, BufferObject, GpuMapping, MemoryKind};
 pub use queue::{Queue, QueueConfig, QueueMemory};
-pub use render_node::{PlainRenderNodes, RenderNodeOpener};
+pub use render_node::RenderNodeOpener;
 pub use sys::{Backend, Sys};

@@ -1138,14 +1138,7 @@ impl kfd::RenderNodeOpener for NullRenderNodes {
 #[test]
 fn acquire_vm_refuses_a_file_that_is_not_a_render_node() {
     let (machine, sys) = machine(small(1));
-    let err = Kfd::open_with(
-        &sys,
-        &kfd::OpenOptions {
-            render_nodes: Arc::new(NullRenderNodes),
-            ..kfd::OpenOptions::default()
-        },
-    )
-    .unwrap_err();
+    let err = Kfd::open(&sys, &kfd::OpenOptions::new(Arc::new(NullRenderNodes))).unwrap_err();
     assert_eq!(err.request(), Some("AMDKFD_IOC_ACQUIRE_VM"));
     assert_eq!(err.errno(), Some(Errno::EINVAL));
     // The /dev/null fd was closed again; the binding's /dev/kfd stays.
@@ -1299,18 +1292,15 @@ impl kfd::RenderNodeOpener for SomeRenderNodes {
 fn gpus_whose_render_node_cannot_be_opened_are_hidden() {
     let (machine, sys) = machine(small(2));
     let minors: Vec<u32> = machine.gpus().iter().map(|g| g.render_minor).collect();
-    let options = |allowed: Vec<u32>| kfd::OpenOptions {
-        render_nodes: Arc::new(SomeRenderNodes(allowed)),
-        ..kfd::OpenOptions::default()
-    };
-    let err = Kfd::open_with(&sys, &options(Vec::new())).unwrap_err();
+    let options = |allowed: Vec<u32>| kfd::OpenOptions::new(Arc::new(SomeRenderNodes(allowed)));
+    let err = Kfd::open(&sys, &options(Vec::new())).unwrap_err();
     assert!(matches!(err, Error::NoUsableGpu(_)), "{err}");
     assert!(
         err.to_string().contains(&format!("renderD{}", minors[0])),
         "{err}"
     );
 
-    let kfd = Kfd::open_with(&sys, &options(vec![minors[1]])).unwrap();
+    let kfd = Kfd::open(&sys, &options(vec![minors[1]])).unwrap();
     assert_eq!(kfd.gpus().len(), 1);
     assert_eq!(kfd.gpus()[0].drm_render_minor(), minors[1]);
     let hidden = kfd.hidden_gpus();

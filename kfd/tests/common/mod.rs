@@ -23,13 +23,7 @@ pub const RING_BYTES: u32 = 64 * 64;
 
 /// Open the driver the way the aqueduct layer does (render nodes checked by drm-amdgpu).
 pub fn open(sys: &Arc<dyn Sys>) -> kfd::Result<Arc<Kfd>> {
-    Kfd::open_with(
-        sys,
-        &OpenOptions {
-            render_nodes: Arc::new(AmdgpuRenderNodes),
-            ..OpenOptions::default()
-        },
-    )
+    Kfd::open(sys, &OpenOptions::new(Arc::new(AmdgpuRenderNodes)))
 }
 
 /// Bytes that differ per buffer and per position.
