@@ -114,12 +114,7 @@ impl Gpu {
 
     /// The target id, with SRAM ECC from the node's capability and XNACK as given.
     pub fn target_id(&self, xnack: Option<bool>) -> TargetId {
-        let sramecc = self
-            .node
-            .properties
-            .capability()
-            .contains(Capability::SRAM_EDCSUPPORTED);
-        TargetId::new(self.version, Some(sramecc), xnack)
+        TargetId::new(self.version, Some(self.node.properties.sram_ecc()), xnack)
     }
 
     /// This process' apertures on the GPU.

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use aqueduct::backend;
-use aqueduct::kfd::abi::sysfs::Capability;
 use aqueduct::kfd::sys::Backend;
 use aqueduct::kfd::topology::{
     HeapType, LinkDirectory, LinkType, Node, NodeKind, TargetId, Topology,
@@ -47,10 +46,9 @@ fn print_node(node: &Node) {
         }
         NodeKind::Gpu(gpu_id) => {
             // XNACK is a per-process mode, known once the driver is open: left out here.
-            let sramecc = props.capability().contains(Capability::SRAM_EDCSUPPORTED);
             let target = props.gfx_version().map_or_else(
                 |e| format!("unknown target ({e})"),
-                |v| TargetId::new(v, Some(sramecc), None).to_string(),
+                |v| TargetId::new(v, Some(props.sram_ecc()), None).to_string(),
             );
             let cus = props
                 .compute_units()

@@ -105,6 +105,12 @@ impl NodeProperties {
         Capability::from_bits_retain(self.capability)
     }
 
+    /// Whether SRAM ECC is on (the capability's `SRAM_EDCSUPPORTED` bit): the `sramecc`
+    /// feature of the node's target id.
+    pub const fn sram_ecc(&self) -> bool {
+        self.capability().contains(Capability::SRAM_EDCSUPPORTED)
+    }
+
     /// XCCs in the node; libhsakmt takes an absent or zero count as 1.
     pub fn xcc_count(&self) -> u32 {
         self.num_xcc.filter(|&n| n != 0).unwrap_or(1)
@@ -163,6 +169,7 @@ mod tests {
         assert_eq!(caps.doorbell_type(), Capability::DOORBELL_TYPE_2_0);
         assert!(caps.contains(Capability::SVMAPI_SUPPORTED));
         assert!(caps.contains(Capability::TRAP_DEBUG_FIRMWARE_SUPPORTED));
+        assert!(props.sram_ecc());
     }
 
     #[test]
@@ -183,6 +190,7 @@ mod tests {
     fn cpu_nodes_divide_safely() {
         let props = NodeProperties::default();
         assert!(!props.has_simds());
+        assert!(!props.sram_ecc());
         assert_eq!(props.compute_units(), None);
         assert_eq!(props.shader_engines(), None);
         assert!(props.gfx_version().is_err());
