@@ -266,145 +266,85 @@ mod tests {
     use super::*;
     use crate::Linux;
 
+    /// A simulator without a kernel behind it, reporting `kernel_id` (0: none, anonymous).
+    #[derive(Debug)]
+    struct FakeKernel(u64);
+
+    impl Sys for FakeKernel {
+        fn backend(&self) -> Backend {
+            Backend::Simulator("fake".into())
+        }
+        fn open(&self, _: &Path, _: OFlag) -> Result<i32, crate::Errno> {
+            Err(crate::Errno::ENOENT)
+        }
+        fn close(&self, _: i32) -> Result<(), crate::Errno> {
+            Ok(())
+        }
+        unsafe fn ioctl(
+            &self,
+            _: i32,
+            _: crate::Opcode,
+            _: *mut std::ffi::c_void,
+        ) -> Result<i32, crate::Errno> {
+            Err(crate::Errno::EINVAL)
+        }
+        unsafe fn mmap(
+            &self,
+            _: Option<std::num::NonZeroUsize>,
+            _: std::num::NonZeroUsize,
+            _: crate::sys::ProtFlags,
+            _: crate::sys::MapFlags,
+            _: Option<i32>,
+            _: u64,
+        ) -> Result<std::ptr::NonNull<std::ffi::c_void>, crate::Errno> {
+            Err(crate::Errno::ENOMEM)
+        }
+        unsafe fn munmap(
+            &self,
+            _: std::ptr::NonNull<std::ffi::c_void>,
+            _: usize,
+        ) -> Result<(), crate::Errno> {
+            Ok(())
+        }
+        unsafe fn madvise(
+            &self,
+            _: std::ptr::NonNull<std::ffi::c_void>,
+            _: usize,
+            _: crate::sys::MmapAdvise,
+        ) -> Result<(), crate::Errno> {
+            Ok(())
+        }
+        fn read_file(&self, _: &Path) -> Result<Vec<u8>, crate::Errno> {
+            Err(crate::Errno::ENOENT)
+        }
+        fn read_dir(&self, _: &Path) -> Result<Vec<std::ffi::OsString>, crate::Errno> {
+            Err(crate::Errno::ENOENT)
+        }
+        fn process_id(&self) -> i32 {
+            7
+        }
+        fn page_size(&self) -> usize {
+            4096
+        }
+        fn kernel_id(&self) -> u64 {
+            self.0
+        }
+    }
+
     #[test]
     fn every_linux_is_one_kernel_and_other_backends_are_distinct_objects() {
-        #[derive(Debug)]
-        struct Other;
-        impl Sys for Other {
-            fn backend(&self) -> Backend {
-                Backend::Simulator("other".into())
-            }
-            fn open(&self, _: &Path, _: OFlag) -> Result<i32, crate::Errno> {
-                Err(crate::Errno::ENOENT)
-            }
-            fn close(&self, _: i32) -> Result<(), crate::Errno> {
-                Ok(())
-            }
-            unsafe fn ioctl(
-                &self,
-                _: i32,
-                _: crate::Opcode,
-                _: *mut std::ffi::c_void,
-            ) -> Result<i32, crate::Errno> {
-                Err(crate::Errno::ENOTTY)
-            }
-            unsafe fn mmap(
-                &self,
-                _: Option<std::num::NonZeroUsize>,
-                _: std::num::NonZeroUsize,
-                _: crate::sys::ProtFlags,
-                _: crate::sys::MapFlags,
-                _: Option<i32>,
-                _: u64,
-            ) -> Result<std::ptr::NonNull<std::ffi::c_void>, crate::Errno> {
-                Err(crate::Errno::ENOMEM)
-            }
-            unsafe fn munmap(
-                &self,
-                _: std::ptr::NonNull<std::ffi::c_void>,
-                _: usize,
-            ) -> Result<(), crate::Errno> {
-                Ok(())
-            }
-            unsafe fn madvise(
-                &self,
-                _: std::ptr::NonNull<std::ffi::c_void>,
-                _: usize,
-                _: crate::sys::MmapAdvise,
-            ) -> Result<(), crate::Errno> {
-                Ok(())
-            }
-            fn read_file(&self, _: &Path) -> Result<Vec<u8>, crate::Errno> {
-                Err(crate::Errno::ENOENT)
-            }
-            fn read_dir(&self, _: &Path) -> Result<Vec<std::ffi::OsString>, crate::Errno> {
-                Err(crate::Errno::ENOENT)
-            }
-            fn process_id(&self) -> i32 {
-                7
-            }
-            fn page_size(&self) -> usize {
-                4096
-            }
-        }
-        #[derive(Debug)]
-        struct Named(u64);
-        impl Sys for Named {
-            fn backend(&self) -> Backend {
-                Other.backend()
-            }
-            fn open(&self, p: &Path, f: OFlag) -> Result<i32, crate::Errno> {
-                Other.open(p, f)
-            }
-            fn close(&self, fd: i32) -> Result<(), crate::Errno> {
-                Other.close(fd)
-            }
-            unsafe fn ioctl(
-                &self,
-                fd: i32,
-                request: crate::Opcode,
-                arg: *mut std::ffi::c_void,
-            ) -> Result<i32, crate::Errno> {
-                // SAFETY: forwarded.
-                unsafe { Other.ioctl(fd, request, arg) }
-            }
-            unsafe fn mmap(
-                &self,
-                addr: Option<std::num::NonZeroUsize>,
-                len: std::num::NonZeroUsize,
-                prot: crate::sys::ProtFlags,
-                flags: crate::sys::MapFlags,
-                fd: Option<i32>,
-                offset: u64,
-            ) -> Result<std::ptr::NonNull<std::ffi::c_void>, crate::Errno> {
-                // SAFETY: forwarded.
-                unsafe { Other.mmap(addr, len, prot, flags, fd, offset) }
-            }
-            unsafe fn munmap(
-                &self,
-                addr: std::ptr::NonNull<std::ffi::c_void>,
-                len: usize,
-            ) -> Result<(), crate::Errno> {
-                // SAFETY: forwarded.
-                unsafe { Other.munmap(addr, len) }
-            }
-            unsafe fn madvise(
-                &self,
-                addr: std::ptr::NonNull<std::ffi::c_void>,
-                len: usize,
-                advice: crate::sys::MmapAdvise,
-            ) -> Result<(), crate::Errno> {
-                // SAFETY: forwarded.
-                unsafe { Other.madvise(addr, len, advice) }
-            }
-            fn read_file(&self, p: &Path) -> Result<Vec<u8>, crate::Errno> {
-                Other.read_file(p)
-            }
-            fn read_dir(&self, p: &Path) -> Result<Vec<std::ffi::OsString>, crate::Errno> {
-                Other.read_dir(p)
-            }
-            fn process_id(&self) -> i32 {
-                7
-            }
-            fn page_size(&self) -> usize {
-                4096
-            }
-            fn kernel_id(&self) -> u64 {
-                self.0
-            }
-        }
         let a: Arc<dyn Sys> = Arc::new(Linux);
         let b: Arc<dyn Sys> = Arc::new(Linux);
         assert!(same_kernel(&a, &b));
-        let c: Arc<dyn Sys> = Arc::new(Other);
-        let d: Arc<dyn Sys> = Arc::new(Other);
+        let c: Arc<dyn Sys> = Arc::new(FakeKernel(HOST_KERNEL));
+        let d: Arc<dyn Sys> = Arc::new(FakeKernel(HOST_KERNEL));
         assert!(same_kernel(&c, &c.clone()));
         assert!(!same_kernel(&c, &d));
         assert!(!same_kernel(&a, &c));
         // Two handles to one simulated machine are one kernel; another machine is not.
-        let m1: Arc<dyn Sys> = Arc::new(Named(5));
-        let m1_again: Arc<dyn Sys> = Arc::new(Named(5));
-        let m2: Arc<dyn Sys> = Arc::new(Named(6));
+        let m1: Arc<dyn Sys> = Arc::new(FakeKernel(5));
+        let m1_again: Arc<dyn Sys> = Arc::new(FakeKernel(5));
+        let m2: Arc<dyn Sys> = Arc::new(FakeKernel(6));
         assert!(same_kernel(&m1, &m1_again));
         assert!(!same_kernel(&m1, &m2));
         assert!(!same_kernel(&m1, &a));
