@@ -114,24 +114,38 @@ fn access_ok(address: u64, len: u64) -> bool {
         .is_some_and(|end| end <= USER_ADDRESS_END)
 }
 
-/// The properties CREATE_QUEUE validates before looking at the GPU
-/// (`set_queue_properties_from_user`). Clamps `ring_size` in place, as the kernel does.
-fn validate_create_args(args: &mut CreateQueueArgs, kfd_minor: u32) -> Result<QueueKind, Errno> {
-    if args.queue_percentage & 0xFF > KFD_MAX_QUEUE_PERCENTAGE {
+/// The checks CREATE_QUEUE and UPDATE_QUEUE share, in the kernel's order (it repeats them in
+/// `set_queue_properties_from_user` and `kfd_ioctl_update_queue`): the percentage in bits 7:0,
+/// the priority, the ring's address, a ring size that is a power of two or 0. A smaller ring
+/// than `KFD_MIN_QUEUE_RING_SIZE` is raised to it in place (and copied back to the caller).
+fn check_share_and_ring(
+    percentage: u32,
+    priority: u32,
+    ring_base_address: u64,
+    ring_size: &mut u32,
+) -> Result<(), Errno> {
+    if percentage & 0xFF > KFD_MAX_QUEUE_PERCENTAGE || priority > KFD_MAX_QUEUE_PRIORITY {
         return Err(Errno::EINVAL);
     }
-    if args.queue_priority > KFD_MAX_QUEUE_PRIORITY {
-        return Err(Errno::EINVAL);
-    }
-    if args.ring_base_address != 0 && !access_ok(args.ring_base_address, 8) {
+    if ring_base_address != 0 && !access_ok(ring_base_address, 8) {
         return Err(Errno::EFAULT);
     }
-    if !args.ring_size.is_power_of_two() && args.ring_size != 0 {
+    if !ring_size.is_power_of_two() && *ring_size != 0 {
         return Err(Errno::EINVAL);
     }
-    if args.ring_size < KFD_MIN_QUEUE_RING_SIZE {
-        args.ring_size = KFD_MIN_QUEUE_RING_SIZE;
-    }
+    *ring_size = (*ring_size).max(KFD_MIN_QUEUE_RING_SIZE);
+    Ok(())
+}
+
+/// The properties CREATE_QUEUE validates before looking at the GPU
+/// (`set_queue_properties_from_user`).
+fn validate_create_args(args: &mut CreateQueueArgs, kfd_minor: u32) -> Result<QueueKind, Errno> {
+    check_share_and_ring(
+        args.queue_percentage,
+        args.queue_priority,
+        args.ring_base_address,
+        &mut args.ring_size,
+    )?;
     if !access_ok(args.read_pointer_address, 4) || !access_ok(args.write_pointer_address, 4) {
         return Err(Errno::EFAULT);
     }
@@ -344,20 +358,12 @@ impl Process {
 
     /// UPDATE_QUEUE.
     pub(crate) fn update_queue(&self, args: &mut UpdateQueueArgs) -> Result<(), Errno> {
-        if args.queue_percentage & 0xFF > KFD_MAX_QUEUE_PERCENTAGE
-            || args.queue_priority > KFD_MAX_QUEUE_PRIORITY
-        {
-            return Err(Errno::EINVAL);
-        }
-        if args.ring_base_address != 0 && !access_ok(args.ring_base_address, 8) {
-            return Err(Errno::EFAULT);
-        }
-        if !args.ring_size.is_power_of_two() && args.ring_size != 0 {
-            return Err(Errno::EINVAL);
-        }
-        if args.ring_size < KFD_MIN_QUEUE_RING_SIZE {
-            args.ring_size = KFD_MIN_QUEUE_RING_SIZE;
-        }
+        check_share_and_ring(
+            args.queue_percentage,
+            args.queue_priority,
+            args.ring_base_address,
+            &mut args.ring_size,
+        )?;
         let (runner, ring, size, percentage, priority) = {
             let mut state = self.state();
             let queue = state
