@@ -20,6 +20,7 @@ use kfd::abi::{
 use super::doorbell::{allocate_index, release_index};
 use super::memory::adjust_queue_refs;
 use super::{Pdd, Process, lowest_free};
+use crate::device::Device;
 use crate::gpu_vm::BoKey;
 use crate::queue::{QueueSpec, RunningQueue};
 use crate::user_memory;
@@ -64,6 +65,47 @@ impl QueueKind {
     fn is_compute(self) -> bool {
         matches!(self, Self::ComputeAql | Self::ComputePm4)
     }
+
+    /// The engines an SDMA queue of this kind takes a slot on.
+    fn sdma_engines(self) -> Option<SdmaEngines> {
+        match self {
+            Self::Sdma | Self::SdmaByEngine => Some(SdmaEngines::Pcie),
+            Self::SdmaXgmi => Some(SdmaEngines::Xgmi),
+            Self::ComputeAql | Self::ComputePm4 => None,
+        }
+    }
+}
+
+/// The two kinds of SDMA engine, each with its own queue slots per device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SdmaEngines {
+    Pcie,
+    Xgmi,
+}
+
+/// Take a queue slot on the device's `engines` (`allocate_sdma_queue`): ENOMEM when every
+/// queue of every such engine is in use.
+fn claim_sdma_slot(device: &Device, engines: SdmaEngines) -> Result<(), Errno> {
+    let mut slots = device.sdma.lock();
+    let (used, engine_count) = match engines {
+        SdmaEngines::Pcie => (&mut slots.pcie_used, device.config.sdma_engines),
+        SdmaEngines::Xgmi => (&mut slots.xgmi_used, device.config.sdma_xgmi_engines),
+    };
+    if *used >= engine_count * device.config.sdma_queues_per_engine {
+        return Err(Errno::ENOMEM);
+    }
+    *used += 1;
+    Ok(())
+}
+
+/// Give a slot taken by [`claim_sdma_slot`] back.
+fn release_sdma_slot(device: &Device, engines: SdmaEngines) {
+    let mut slots = device.sdma.lock();
+    let used = match engines {
+        SdmaEngines::Pcie => &mut slots.pcie_used,
+        SdmaEngines::Xgmi => &mut slots.xgmi_used,
+    };
+    *used = used.saturating_sub(1);
 }
 
 /// One queue.
@@ -227,32 +269,17 @@ impl Process {
         let queue_id = lowest_free(&state.queues, 0)
             .filter(|&id| id < MAX_QUEUES_PER_PROCESS)
             .ok_or(Errno::ENOMEM)?;
-        let sdma_claim = match kind {
-            QueueKind::Sdma | QueueKind::SdmaByEngine => {
-                let limit = device.config.sdma_engines * device.config.sdma_queues_per_engine;
-                let mut slots = device.sdma.lock();
-                if slots.pcie_used >= limit {
-                    return Err(Errno::ENOMEM);
-                }
-                slots.pcie_used += 1;
-                Some(false)
-            }
-            QueueKind::SdmaXgmi => {
-                let limit = device.config.sdma_xgmi_engines * device.config.sdma_queues_per_engine;
-                let mut slots = device.sdma.lock();
-                if slots.xgmi_used >= limit {
-                    return Err(Errno::ENOMEM);
-                }
-                slots.xgmi_used += 1;
-                Some(true)
-            }
-            QueueKind::ComputeAql | QueueKind::ComputePm4 => None,
-        };
+        let sdma = kind.sdma_engines();
+        if let Some(engines) = sdma {
+            claim_sdma_slot(&device, engines)?;
+        }
         let pdd = &mut state.pdds[index];
         let doorbell_index = match allocate_index(&mut pdd.doorbell_bitmap) {
             Ok(i) => i,
             Err(e) => {
-                release_sdma(&device, sdma_claim);
+                if let Some(engines) = sdma {
+                    release_sdma_slot(&device, engines);
+                }
                 return Err(e);
             }
         };
@@ -338,15 +365,9 @@ impl Process {
         if let Some(slice) = &pdd.doorbells {
             slice.detach(queue.doorbell_index);
         }
-        let device = pdd.device.clone();
-        release_sdma(
-            &device,
-            match queue.kind {
-                QueueKind::Sdma | QueueKind::SdmaByEngine => Some(false),
-                QueueKind::SdmaXgmi => Some(true),
-                _ => None,
-            },
-        );
+        if let Some(engines) = queue.kind.sdma_engines() {
+            release_sdma_slot(&pdd.device, engines);
+        }
         for key in &queue.buffers {
             adjust_queue_refs(&mut state.pdds, queue.device, *key, -1);
         }
@@ -503,17 +524,6 @@ impl Process {
         };
         for (runner, ring, size, priority) in runners {
             runner.update(ring, size, 0, priority);
-        }
-    }
-}
-
-fn release_sdma(device: &crate::device::Device, claim: Option<bool>) {
-    if let Some(xgmi) = claim {
-        let mut slots = device.sdma.lock();
-        if xgmi {
-            slots.xgmi_used = slots.xgmi_used.saturating_sub(1);
-        } else {
-            slots.pcie_used = slots.pcie_used.saturating_sub(1);
         }
     }
 }
