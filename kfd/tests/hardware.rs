@@ -9,12 +9,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use common::{aql_queue, open, skip};
+use common::{aql_queue, close, open, skip};
 use kfd::abi::EventType;
 use kfd::queue::FULL_PERCENTAGE;
 use kfd::{
-    Allocation, Errno, Error, EventWait, Kfd, Linux, MemoryKind, QueueConfig, Sys, WaitStatus,
-    ioctls,
+    Allocation, Errno, Error, EventWait, Linux, MemoryKind, QueueConfig, Sys, WaitStatus, ioctls,
 };
 use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
 
@@ -31,12 +30,6 @@ fn hardware(test: &str) -> Option<(MutexGuard<'static, ()>, Arc<dyn Sys>)> {
     }
     let guard = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     Some((guard, Arc::new(Linux)))
-}
-
-fn close(kfd: Arc<Kfd>) {
-    let weak = Arc::downgrade(&kfd);
-    drop(kfd);
-    assert!(weak.upgrade().is_none(), "something still holds the driver");
 }
 
 #[test]

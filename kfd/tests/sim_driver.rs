@@ -5,13 +5,13 @@
 mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use amdgpu_sim::queue::{QueueEngine, QueueSpec, RunningQueue};
 use amdgpu_sim::vm::{Access, FaultKind, MemoryFault};
-use amdgpu_sim::{InertQueueEngine, Machine, MachineConfig, ResetCause, ResourceCounts};
-use common::{RING_BYTES, aql_queue, open};
+use amdgpu_sim::{InertQueueEngine, Machine, MachineConfig, ResetCause};
+use common::{RING_BYTES, aql_queue, binding_only, close, open};
 use kfd::abi::{EventType, exception};
 use kfd::queue::NORMAL_PRIORITY;
 use kfd::{
@@ -37,25 +37,6 @@ fn small(gpus: usize) -> MachineConfig {
 
 fn pid() -> i32 {
     std::process::id() as i32
-}
-
-/// What a process leaves in the kernel after closing: the binding (`/dev/kfd`, one render
-/// file per GPU, the event page with its CPU mapping) and nothing else.
-fn binding_only(gpus: u64) -> ResourceCounts {
-    ResourceCounts {
-        processes: 1,
-        buffer_objects: 1,
-        queues: 0,
-        events: 0,
-        cpu_mappings: 1,
-        open_files: 1 + gpus,
-    }
-}
-
-fn close(kfd: Arc<Kfd>) {
-    let weak: Weak<Kfd> = Arc::downgrade(&kfd);
-    drop(kfd);
-    assert!(weak.upgrade().is_none(), "something still holds the driver");
 }
 
 fn errno_of<T: std::fmt::Debug>(result: kfd::Result<T>) -> (Option<&'static str>, Errno) {

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use amdgpu_sim::{Machine, MachineConfig, ResourceCounts};
+use amdgpu_sim::{Machine, MachineConfig};
 use common::{aql_queue, open};
 use kfd::{Allocation, Errno, Error, Kfd, MemoryKind, Sys, WaitStatus, ioctls};
 use nix::sys::wait::{WaitStatus as ChildStatus, waitpid};
@@ -46,15 +46,7 @@ fn child_checks(sys: &Arc<dyn Sys>, machine: &Machine, inherited: &Arc<Kfd>) -> 
     drop(own);
     let me = std::process::id() as i32;
     let counts = machine.process_counts(me);
-    let expected = ResourceCounts {
-        processes: 1,
-        buffer_objects: 1,
-        queues: 0,
-        events: 0,
-        cpu_mappings: 1,
-        open_files: 2,
-    };
-    if counts != expected {
+    if counts != common::binding_only(1) {
         return Err(format!("child's kernel state after close: {counts:?}"));
     }
     Ok(())

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
+use amdgpu_sim::ResourceCounts;
 use drm_amdgpu::AmdgpuRenderNodes;
 use kfd::abi::EventType;
 use kfd::queue::{FULL_PERCENTAGE, NORMAL_PRIORITY};
@@ -138,4 +139,24 @@ pub fn skip(reason: &str) {
 /// The fds this process has open (`/proc/self/fd`).
 pub fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count)
+}
+
+/// What a process leaves in the simulated kernel once its driver is closed: the binding
+/// (`/dev/kfd`, one render file per GPU, the event page with its CPU mapping) and nothing else.
+pub fn binding_only(gpus: u64) -> ResourceCounts {
+    ResourceCounts {
+        processes: 1,
+        buffer_objects: 1,
+        queues: 0,
+        events: 0,
+        cpu_mappings: 1,
+        open_files: 1 + gpus,
+    }
+}
+
+/// Drop the last handle to an open driver, checking that nothing else still holds it.
+pub fn close(kfd: Arc<Kfd>) {
+    let weak = Arc::downgrade(&kfd);
+    drop(kfd);
+    assert!(weak.upgrade().is_none(), "something still holds the driver");
 }
