@@ -69,6 +69,17 @@ impl FaultInjection {
             .clear();
     }
 
+    /// Planned ioctl failures not yet delivered (a test checks it injected into calls that
+    /// were made).
+    pub fn pending_ioctl_failures(&self) -> u32 {
+        self.ioctls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|f| f.remaining)
+            .sum()
+    }
+
     /// When a wait starting now would be interrupted.
     pub(crate) fn wait_interruption(&self) -> Option<Interruption> {
         let plan = *self.wait.lock().unwrap_or_else(PoisonError::into_inner);

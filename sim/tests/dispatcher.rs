@@ -230,7 +230,9 @@ fn injected_failures_hit_the_named_request_only() {
     );
     ioctls::get_version(s.sys(), s.kfd).unwrap();
     s.machine.inject().fail_ioctls(0x23, Errno::EAGAIN, 5);
+    assert_eq!(s.machine.inject().pending_ioctl_failures(), 5);
     s.machine.inject().clear();
+    assert_eq!(s.machine.inject().pending_ioctl_failures(), 0);
     ioctls::available_memory(s.sys(), s.kfd, s.gpu_id).unwrap();
 }
 
