@@ -342,7 +342,13 @@ fn a_failed_open_unwinds_and_a_retry_succeeds_at_every_step() {
     for (number, name, fatal) in steps {
         let (machine, sys) = machine(small(2));
         machine.inject().fail_ioctls(number, Errno::EIO, 1);
-        match open(&sys) {
+        let opened = open(&sys);
+        assert_eq!(
+            machine.inject().pending_ioctl_failures(),
+            0,
+            "the open sequence issued no {name}"
+        );
+        match opened {
             Err(err) => {
                 assert!(fatal, "{name}: {err}");
                 assert_eq!(err.request(), Some(name), "{err}");
