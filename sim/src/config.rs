@@ -271,8 +271,8 @@ pub struct MachineConfig {
     /// Starts the command processor of every queue CREATE_QUEUE creates (by default a fresh
     /// [`CommandProcessorEngine`]: AQL queues execute; SDMA queues are accepted but idle).
     pub engine: Arc<dyn QueueEngine>,
-    /// The KFD interface minor version GET_VERSION reports; ioctls newer than it answer EINVAL
-    /// (`kfd_ioctl` outside its table).
+    /// The KFD interface minor version GET_VERSION reports; ioctls newer than it are outside
+    /// the table and answer ENOTTY (see `kfd_ioctl`).
     pub kfd_minor_version: u32,
     /// CPU cores of the host node.
     pub cpu_cores: u32,

@@ -1,8 +1,9 @@
 //! The `/dev/kfd` ioctl dispatcher (`kfd_ioctl` in `kfd_chardev.c`) and its table.
 //!
-//! Semantics, as in the kernel: the request number selects the table entry (outside the table
-//! the call fails with `kfd_ioctl`'s initial `retcode`, EINVAL, not ENOTTY: the type byte is
-//! never checked); only the process that opened the file may use it (EBADF otherwise, e.g. in
+//! Semantics, as in the kernel: the request number selects the table entry (outside the table:
+//! ENOTTY, since the 2025 fix "drm/amdkfd: return -ENOTTY for unsupported IOCTLs", backported to
+//! the stable series; kernels without it answered with `kfd_ioctl`'s initial `retcode`, EINVAL,
+//! so a driver must not tell the two apart); only the process that opened the file may use it (EBADF otherwise, e.g. in
 //! a forked child); the table's direction, not the caller's, decides what is copied; the
 //! buffer is `max(kernel size, caller size)` bytes, the caller's bytes copied in and the rest
 //! zeroed; and the caller's size is copied back after the handler ran, even when it failed.
@@ -147,7 +148,7 @@ pub(crate) fn kfd_ioctl(
 ) -> Result<i32, Errno> {
     let minor = machine.shared.kfd_minor;
     let nr = request.number();
-    let table = table_entry(nr, minor).ok_or(Errno::EINVAL)?;
+    let table = table_entry(nr, minor).ok_or(Errno::ENOTTY)?;
     if file.opener != nix::unistd::getpid().as_raw() || process.has_exited() {
         return Err(Errno::EBADF);
     }
@@ -259,7 +260,7 @@ fn dispatch(
         0x24 => export_dmabuf(p, data),
         0x25 => with_args(data, ksize, |a: &mut RuntimeEnableArgs| p.runtime_enable(a)),
         0x26 => dbg_trap(machine, p, data),
-        _ => Err(Errno::EINVAL),
+        _ => Err(Errno::ENOTTY),
     }
 }
 
