@@ -229,8 +229,11 @@ pub fn set_cu_mask(
 ///
 /// # Safety
 ///
-/// `ctl_stack` must be at least the `ctl_stack_size` the queue was created with: the kernel may
-/// write that many bytes, and only the caller knows the size it gave CREATE_QUEUE.
+/// `ctl_stack` must cover everything the kernel may write: the `ctl_stack_size` the queue was
+/// created with, and on a part with several XCCs one such stack per XCC, each
+/// `ctx_save_restore_size` after the previous one, i.e. at least
+/// `(xccs - 1) * ctx_save_restore_size + ctl_stack_size` bytes (the queue's whole CWSR area
+/// always suffices). Only the caller knows the sizes it gave CREATE_QUEUE.
 pub unsafe fn get_queue_wave_state(
     sys: &dyn Sys,
     kfd: RawFd,
