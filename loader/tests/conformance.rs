@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use amdgpu_loader::kernel_descriptor::{
-    UserSgpr, kernarg_preload_spec, kernel_code_property, rsrc1, rsrc2, rsrc3,
+    BitField, UserSgpr, kernel_code_property, rsrc1, rsrc2, rsrc3,
 };
 use amdgpu_loader::metadata::{KernelArg, KernelKind, KernelMetadata};
 use amdgpu_loader::symbol::{SHN_ABS, SHN_UNDEF, Symbol};
@@ -480,8 +480,9 @@ fn golden_descriptors(text: &str) -> BTreeMap<String, Result<BTreeMap<String, u6
     out
 }
 
-/// The loader's decode of one `.amdhsa_*` directive, `None` for directives that the descriptor
-/// does not determine (`reserve_*`: objdump always prints 0 for them).
+/// The loader's decode of one `.amdhsa_*` directive, through the named fields of
+/// `kernel_descriptor` (so that their positions are what objdump reads); `None` for directives
+/// that the descriptor does not determine (`reserve_*`: objdump always prints 0 for them).
 fn directive(kd: &KernelDescriptor, processor: &Processor, name: &str) -> Option<u64> {
     use kernel_code_property as p;
     let kcp = u32::from(kd.kernel_code_properties);
@@ -490,63 +491,60 @@ fn directive(kd: &KernelDescriptor, processor: &Processor, name: &str) -> Option
         kd.compute_pgm_rsrc2,
         kd.compute_pgm_rsrc3,
     );
-    let bit = |word: u32, n: u32| u64::from(word >> n & 1);
-    let exception = |n: u32| Some(bit(r2, 24 + n));
+    let get = |field: BitField, word: u32| u64::from(field.get(word));
     Some(match name {
         "group_segment_fixed_size" => u64::from(kd.group_segment_fixed_size),
         "private_segment_fixed_size" => u64::from(kd.private_segment_fixed_size),
         "kernarg_size" => u64::from(kd.kernarg_size),
         "accum_offset" => u64::from((kd.accum_offset() + 1) * 4),
-        "tg_split" => u64::from(rsrc3::GFX90A_TG_SPLIT.get(r3)),
-        "inst_pref_size" if processor.version.0 >= 12 => {
-            u64::from(rsrc3::GFX12_PLUS_INST_PREF_SIZE.get(r3))
-        }
-        "inst_pref_size" => u64::from(rsrc3::GFX11_INST_PREF_SIZE.get(r3)),
-        "shared_vgpr_count" => u64::from(rsrc3::GFX10_GFX11_SHARED_VGPR_COUNT.get(r3)),
+        "tg_split" => get(rsrc3::GFX90A_TG_SPLIT, r3),
+        "inst_pref_size" if processor.version.0 >= 12 => get(rsrc3::GFX12_PLUS_INST_PREF_SIZE, r3),
+        "inst_pref_size" => get(rsrc3::GFX11_INST_PREF_SIZE, r3),
+        "shared_vgpr_count" => get(rsrc3::GFX10_GFX11_SHARED_VGPR_COUNT, r3),
         "next_free_vgpr" => u64::from(kd.allocated_vgprs(processor)),
         "next_free_sgpr" => u64::from((kd.granulated_sgpr_count() + 1) * 8),
         "reserve_vcc" | "reserve_flat_scratch" | "reserve_xnack_mask" => return None,
-        "float_round_mode_32" => u64::from(rsrc1::FLOAT_ROUND_MODE_32.get(r1)),
-        "float_round_mode_16_64" => u64::from(rsrc1::FLOAT_ROUND_MODE_16_64.get(r1)),
-        "float_denorm_mode_32" => u64::from(rsrc1::FLOAT_DENORM_MODE_32.get(r1)),
-        "float_denorm_mode_16_64" => u64::from(rsrc1::FLOAT_DENORM_MODE_16_64.get(r1)),
-        // Bit 21 is DX10_CLAMP up to GFX11 and WG_RR_EN from GFX12.
-        "dx10_clamp" | "round_robin_scheduling" => bit(r1, 21),
-        "ieee_mode" => bit(r1, 23),
-        "fp16_overflow" => bit(r1, 26),
-        "workgroup_processor_mode" => bit(r1, 29),
-        "memory_ordered" => bit(r1, 30),
-        "forward_progress" => bit(r1, 31),
-        "system_sgpr_private_segment_wavefront_offset" | "enable_private_segment" => bit(r2, 0),
-        "user_sgpr_count" => u64::from(rsrc2::USER_SGPR_COUNT.get(r2)),
-        "system_sgpr_workgroup_id_x" => bit(r2, 7),
-        "system_sgpr_workgroup_id_y" => bit(r2, 8),
-        "system_sgpr_workgroup_id_z" => bit(r2, 9),
-        "system_sgpr_workgroup_info" => bit(r2, 10),
-        "system_vgpr_workitem_id" => u64::from(rsrc2::ENABLE_VGPR_WORKITEM_ID.get(r2)),
-        "exception_fp_ieee_invalid_op" => return exception(0),
-        "exception_fp_denorm_src" => return exception(1),
-        "exception_fp_ieee_div_zero" => return exception(2),
-        "exception_fp_ieee_overflow" => return exception(3),
-        "exception_fp_ieee_underflow" => return exception(4),
-        "exception_fp_ieee_inexact" => return exception(5),
-        "exception_int_div_zero" => return exception(6),
-        "user_sgpr_private_segment_buffer" => {
-            u64::from(p::ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER.get(kcp))
+        "float_round_mode_32" => get(rsrc1::FLOAT_ROUND_MODE_32, r1),
+        "float_round_mode_16_64" => get(rsrc1::FLOAT_ROUND_MODE_16_64, r1),
+        "float_denorm_mode_32" => get(rsrc1::FLOAT_DENORM_MODE_32, r1),
+        "float_denorm_mode_16_64" => get(rsrc1::FLOAT_DENORM_MODE_16_64, r1),
+        "dx10_clamp" => get(rsrc1::GFX6_GFX11_ENABLE_DX10_CLAMP, r1),
+        "round_robin_scheduling" => get(rsrc1::GFX12_PLUS_ENABLE_WG_RR_EN, r1),
+        "ieee_mode" => get(rsrc1::GFX6_GFX11_ENABLE_IEEE_MODE, r1),
+        "fp16_overflow" => get(rsrc1::GFX9_PLUS_FP16_OVFL, r1),
+        "workgroup_processor_mode" => get(rsrc1::GFX10_PLUS_WGP_MODE, r1),
+        "memory_ordered" => get(rsrc1::GFX10_PLUS_MEM_ORDERED, r1),
+        "forward_progress" => get(rsrc1::GFX10_PLUS_FWD_PROGRESS, r1),
+        "system_sgpr_private_segment_wavefront_offset" | "enable_private_segment" => {
+            get(rsrc2::ENABLE_PRIVATE_SEGMENT, r2)
         }
-        "user_sgpr_dispatch_ptr" => u64::from(p::ENABLE_SGPR_DISPATCH_PTR.get(kcp)),
-        "user_sgpr_queue_ptr" => u64::from(p::ENABLE_SGPR_QUEUE_PTR.get(kcp)),
-        "user_sgpr_kernarg_segment_ptr" => u64::from(p::ENABLE_SGPR_KERNARG_SEGMENT_PTR.get(kcp)),
-        "user_sgpr_dispatch_id" => u64::from(p::ENABLE_SGPR_DISPATCH_ID.get(kcp)),
-        "user_sgpr_flat_scratch_init" => u64::from(p::ENABLE_SGPR_FLAT_SCRATCH_INIT.get(kcp)),
-        "user_sgpr_private_segment_size" => u64::from(p::ENABLE_SGPR_PRIVATE_SEGMENT_SIZE.get(kcp)),
-        "user_sgpr_kernarg_preload_length" => {
-            u64::from(kernarg_preload_spec::LENGTH.get(u32::from(kd.kernarg_preload)))
+        "user_sgpr_count" => u64::from(kd.user_sgpr_count()),
+        "system_sgpr_workgroup_id_x" => get(rsrc2::ENABLE_SGPR_WORKGROUP_ID_X, r2),
+        "system_sgpr_workgroup_id_y" => get(rsrc2::ENABLE_SGPR_WORKGROUP_ID_Y, r2),
+        "system_sgpr_workgroup_id_z" => get(rsrc2::ENABLE_SGPR_WORKGROUP_ID_Z, r2),
+        "system_sgpr_workgroup_info" => get(rsrc2::ENABLE_SGPR_WORKGROUP_INFO, r2),
+        "system_vgpr_workitem_id" => get(rsrc2::ENABLE_VGPR_WORKITEM_ID, r2),
+        "exception_fp_ieee_invalid_op" => {
+            get(rsrc2::ENABLE_EXCEPTION_IEEE_754_FP_INVALID_OPERATION, r2)
         }
-        "user_sgpr_kernarg_preload_offset" => {
-            u64::from(kernarg_preload_spec::OFFSET.get(u32::from(kd.kernarg_preload)))
+        "exception_fp_denorm_src" => get(rsrc2::ENABLE_EXCEPTION_FP_DENORMAL_SOURCE, r2),
+        "exception_fp_ieee_div_zero" => {
+            get(rsrc2::ENABLE_EXCEPTION_IEEE_754_FP_DIVISION_BY_ZERO, r2)
         }
-        "wavefront_size32" => u64::from(p::ENABLE_WAVEFRONT_SIZE32.get(kcp)),
+        "exception_fp_ieee_overflow" => get(rsrc2::ENABLE_EXCEPTION_IEEE_754_FP_OVERFLOW, r2),
+        "exception_fp_ieee_underflow" => get(rsrc2::ENABLE_EXCEPTION_IEEE_754_FP_UNDERFLOW, r2),
+        "exception_fp_ieee_inexact" => get(rsrc2::ENABLE_EXCEPTION_IEEE_754_FP_INEXACT, r2),
+        "exception_int_div_zero" => get(rsrc2::ENABLE_EXCEPTION_INT_DIVIDE_BY_ZERO, r2),
+        "user_sgpr_private_segment_buffer" => get(p::ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER, kcp),
+        "user_sgpr_dispatch_ptr" => get(p::ENABLE_SGPR_DISPATCH_PTR, kcp),
+        "user_sgpr_queue_ptr" => get(p::ENABLE_SGPR_QUEUE_PTR, kcp),
+        "user_sgpr_kernarg_segment_ptr" => get(p::ENABLE_SGPR_KERNARG_SEGMENT_PTR, kcp),
+        "user_sgpr_dispatch_id" => get(p::ENABLE_SGPR_DISPATCH_ID, kcp),
+        "user_sgpr_flat_scratch_init" => get(p::ENABLE_SGPR_FLAT_SCRATCH_INIT, kcp),
+        "user_sgpr_private_segment_size" => get(p::ENABLE_SGPR_PRIVATE_SEGMENT_SIZE, kcp),
+        "user_sgpr_kernarg_preload_length" => u64::from(kd.kernarg_preload_length()),
+        "user_sgpr_kernarg_preload_offset" => u64::from(kd.kernarg_preload_offset()),
+        "wavefront_size32" => u64::from(kd.wavefront_size() == 32),
         "uses_dynamic_stack" => u64::from(kd.uses_dynamic_stack()),
         other => panic!("directive .amdhsa_{other} is not decoded by the test: add it"),
     })
