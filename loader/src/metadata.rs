@@ -30,6 +30,26 @@ pub enum KernelKind {
     Fini,
 }
 
+impl KernelKind {
+    fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "normal" => Self::Normal,
+            "init" => Self::Init,
+            "fini" => Self::Fini,
+            _ => return None,
+        })
+    }
+
+    /// The metadata spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Normal => "normal",
+            Self::Init => "init",
+            Self::Fini => "fini",
+        }
+    }
+}
+
 /// One entry of `amdhsa.kernels`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KernelMetadata {
@@ -640,12 +660,7 @@ impl KernelMetadata {
                 b".sgpr_spill_count" => k.sgpr_spill_count = Some(expect_u32(r, &place)?),
                 b".vgpr_spill_count" => k.vgpr_spill_count = Some(expect_u32(r, &place)?),
                 b".kind" => {
-                    k.kind = expect_named(r, &place, |s| match s {
-                        "normal" => Some(KernelKind::Normal),
-                        "init" => Some(KernelKind::Init),
-                        "fini" => Some(KernelKind::Fini),
-                        _ => None,
-                    })?;
+                    k.kind = expect_named(r, &place, KernelKind::from_name)?;
                 }
                 b".max_num_work_groups_x" => {
                     k.max_num_work_groups[0] = Some(expect_u32(r, &place)?);
@@ -797,6 +812,9 @@ mod tests {
             ValueKind::from_name("hidden_future"),
             ValueKind::Unknown("hidden_future".into())
         );
+        for kind in [KernelKind::Normal, KernelKind::Init, KernelKind::Fini] {
+            assert_eq!(KernelKind::from_name(kind.name()), Some(kind));
+        }
     }
 
     fn kernel_map(buf: &mut Vec<u8>, extra: &[(&str, u64)]) {

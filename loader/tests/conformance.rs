@@ -389,7 +389,7 @@ fn kernel_yaml(k: &KernelMetadata) -> BTreeMap<String, Yaml> {
         put(".vgpr_spill_count", s(v));
     }
     if k.kind != KernelKind::Normal {
-        put(".kind", s(format!("{:?}", k.kind).to_lowercase()));
+        put(".kind", s(k.kind.name()));
     }
     for (axis, v) in ["x", "y", "z"].iter().zip(k.max_num_work_groups) {
         if let Some(v) = v {

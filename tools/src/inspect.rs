@@ -143,7 +143,7 @@ fn kernel_json(k: &KernelSymbol) -> Value {
         "vgpr_count": m.map(|m| m.vgpr_count),
         "agpr_count": m.and_then(|m| m.agpr_count),
         "max_flat_workgroup_size": m.map(|m| m.max_flat_workgroup_size),
-        "kind": m.map(|m| format!("{:?}", m.kind).to_lowercase()),
+        "kind": m.map(|m| m.kind.name()),
         "implicit_args": k.implicit_args.map(|i| json!({
             "layout": match i.layout { ImplicitLayout::V4 => "v4", ImplicitLayout::V5 => "v5" },
             "offset": i.offset,

@@ -59,6 +59,7 @@ fn json_describes_every_code_object_of_a_bundle() {
     let kernel = &co["kernels"][0];
     assert_eq!(kernel["name"], "scale");
     assert_eq!(kernel["descriptor_symbol"], "scale.kd");
+    assert_eq!(kernel["kind"], "normal");
     assert_eq!(kernel["kernarg_size"], 8 + 256);
     assert_eq!(kernel["implicit_args"]["offset"], 8);
     assert_eq!(kernel["args"][1]["value_kind"], "hidden_block_count_x");
