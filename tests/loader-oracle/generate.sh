@@ -19,15 +19,31 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=$(cd "$HERE/../kernels/bin" && pwd)
 
 check=0
-[ "${1:-}" = "--check" ] && check=1
+case "${1:-}" in
+--check) check=1 ;;
+"") ;;
+*) echo "generate.sh: unknown argument $1" >&2; exit 2 ;;
+esac
 
-out="$HERE/golden"
-if [ $check = 1 ]; then
-    out=$(mktemp -d)
-    trap 'rm -rf "$out"' EXIT
-else
-    rm -rf "$out"
+# A missing oracle must stop the script, never end up as text in a golden file.
+missing=""
+for t in llvm-readelf-19 llvm-objdump-19 llvm-objdump-22 llvm-objcopy-19 clang-offload-bundler-22 \
+         clang-19 ld.lld-19; do
+    command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
+done
+if [ -n "$missing" ]; then
+    echo "generate.sh: missing tools:$missing" >&2
+    echo "  apt-get install -y clang-19 lld-19 llvm-19 llvm-22 clang-tools-22" >&2
+    exit 2
 fi
+
+# Everything is written to a temporary directory first: --check compares it with golden/,
+# a plain run replaces golden/ only once every oracle has succeeded.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+out="$work/golden"
+tmp="$work/scratch"
+mkdir -p "$out" "$tmp"
 
 llvm19_knows() {
     case "$1" in gfx950 | gfx9-4-generic) return 1 ;; *) return 0 ;; esac
@@ -40,10 +56,9 @@ for f in "$BIN"/*/*.co[0-9]; do
     (cd "$BIN" && llvm-readelf-19 -h -d -s -r --dyn-syms --notes "$rel") >"$out/$rel.readelf"
     if llvm19_knows "$target"; then od=llvm-objdump-19; else od=llvm-objdump-22; fi
     # The first lines name the file; keep only the disassembly.
-    (cd "$BIN" && "$od" -D -j .rodata --mcpu="$target" "$rel" 2>&1 || true) \
+    (cd "$BIN" && "$od" -D -j .rodata --mcpu="$target" "$rel") \
         | grep -v "file format" >"$out/$rel.kd"
 done
-tmp=$(mktemp -d)
 for f in "$BIN"/fixtures/*; do
     rel=${f#"$BIN"/}
     mkdir -p "$out/fixtures"
@@ -52,9 +67,8 @@ for f in "$BIN"/fixtures/*; do
     if llvm-objcopy-19 --dump-section=.hip_fatbin="$tmp/fatbin" "$f" "$tmp/stripped" 2>/dev/null; then
         input=$tmp/fatbin
     fi
-    clang-offload-bundler-22 --list --type=o --input="$input" >"$out/$rel.bundle" 2>&1 || true
+    clang-offload-bundler-22 --list --type=o --input="$input" >"$out/$rel.bundle"
 done
-rm -rf "$tmp"
 
 # Objects the kernel corpus lacks, built here from its sources:
 #   built/global_ptr.emit-relocs.co5  ld.lld --emit-relocs: static .rela.* sections (sh_info != 0)
@@ -76,4 +90,8 @@ if [ $check = 1 ]; then
         exit 1
     fi
     echo "tests/loader-oracle: golden files match"
+else
+    rm -rf "$HERE/golden"
+    mv "$out" "$HERE/golden"
+    echo "tests/loader-oracle: wrote $(find "$HERE/golden" -type f | wc -l) files to golden/"
 fi
