@@ -218,6 +218,8 @@ if command -v zstd >/dev/null 2>&1; then
         fail "vector_add.ccob2.hipfb: payload is not vector_add.hipfb"
     tail -c +33 "$F/vector_add.ccob3.hipfb" | zstd -dcq | cmp -s - "$F/vector_add.hipfb" ||
         fail "vector_add.ccob3.hipfb: payload is not vector_add.hipfb"
+else
+    fail "zstd is not installed: the CCOB payloads are unchecked (apt-get install zstd)"
 fi
 need hip_fatbin_host.o ".hip_fatbin section" \
     bash -c "llvm-readelf-19 -S '$F/hip_fatbin_host.o' | grep -E '\\.hip_fatbin +PROGBITS'"
