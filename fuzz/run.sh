@@ -19,10 +19,17 @@ export RUSTFLAGS="--cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-co
 cargo build --release --target "$target" --bin load
 corpus=corpus/load
 mkdir -p "$corpus" artifacts/load
-for f in ../tests/kernels/bin/gfx90a/*.co[456] ../tests/kernels/bin/gfx942/preload.co5 \
-         ../tests/kernels/bin/gfx1100/indirect_call.co6 ../tests/kernels/bin/gfx11-generic/saxpy.co6 \
-         ../tests/kernels/bin/fixtures/*; do
-    [ -f "$f" ] && cp -n "$f" "$corpus/$(echo "$f" | tr / _)"
+# Every seed must exist (a pattern that matches nothing stays literal and fails here too): a
+# renamed kernel must not quietly shrink the corpus.
+seeds=(../tests/kernels/bin/gfx90a/*.co[456] ../tests/kernels/bin/gfx942/preload.co5
+       ../tests/kernels/bin/gfx1100/indirect_call.co6 ../tests/kernels/bin/gfx11-generic/saxpy.co6
+       ../tests/kernels/bin/fixtures/*)
+for f in "${seeds[@]}"; do
+    if [ ! -f "$f" ]; then
+        echo "fuzz/run.sh: seed $f is missing" >&2
+        exit 1
+    fi
+    cp "$f" "$corpus/$(echo "$f" | tr / _)"
 done
 "target/$target/release/load" "$corpus" -artifact_prefix=artifacts/load/ \
     -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1
