@@ -266,10 +266,13 @@ impl Synth {
             bss_size += v.size;
         }
 
-        // Sizes of the read-only tables depend only on counts.
+        // Sizes of the read-only tables depend only on the dynamic symbols' names (in the order
+        // of `dynamic_symbols` below), not on any address.
         let mut dynstr = Strings::new();
         let note = self.metadata_note();
-        let dyn_syms = self.exported_symbol_count();
+        let names = self.dynamic_names();
+        let dyn_syms = names.len();
+        let dynstr_size: u64 = 1 + names.iter().map(|n| n.len() as u64 + 1).sum::<u64>();
         let dynsym_size = 24 * (1 + dyn_syms as u64);
         let nbucket = (dyn_syms as u32 / 2).max(1);
         let hash_size = 4 * (2 + u64::from(nbucket) + 1 + dyn_syms as u64);
@@ -283,9 +286,6 @@ impl Synth {
         let dynsym_off = align(note_off + note.len() as u64, 8);
         let hash_off = align(dynsym_off + dynsym_size, 8);
         let dynstr_off = hash_off + hash_size;
-        // dynstr is sized after names are known; reserve generously below.
-        let names: Vec<String> = self.dynamic_names();
-        let dynstr_size: u64 = 1 + names.iter().map(|n| n.len() as u64 + 1).sum::<u64>();
         let rela_off = align(dynstr_off + dynstr_size, 8);
         let ro_tables_end = rela_off + rela_size;
         let (rodata_off, text_off, ro_end);
@@ -430,6 +430,7 @@ impl Synth {
             let at = dynstr.add(&s.name);
             sym_bytes(&mut dynsym, at, s);
         }
+        debug_assert!(dynstr.bytes.len() as u64 <= dynstr_size);
         let mut hash = Vec::new();
         let count = 1 + dynamic_symbols.len() as u32;
         let mut buckets = vec![0u32; nbucket as usize];
@@ -779,13 +780,8 @@ impl Synth {
         file
     }
 
-    fn exported_symbol_count(&self) -> usize {
-        2 * self.kernels.len()
-            + self.variables.iter().filter(|v| v.exported).count()
-            + self.functions.iter().filter(|f| f.exported).count()
-            + self.externals.len()
-    }
-
+    /// The names of the dynamic symbols, in `.dynsym` order: each kernel and its descriptor,
+    /// exported variables, exported functions, externals.
     fn dynamic_names(&self) -> Vec<String> {
         let mut names = Vec::new();
         for k in &self.kernels {
