@@ -1,6 +1,6 @@
 //! The amdgpu DRM uapi subset aqueduct reads: `DRM_IOCTL_AMDGPU_INFO` and its query structs
 //! (`include/uapi/drm/amdgpu_drm.h`), plus `DRM_IOCTL_VERSION` from `drm.h` (the struct comes
-//! from `drm-sys`). Layouts are checked against the headers by `tests/abi_headers.rs`.
+//! from `drm-sys`). Layouts are checked against the headers by `tests/abi_headers/`.
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 

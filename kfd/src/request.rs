@@ -1,6 +1,6 @@
 //! The `AMDKFD_IOC_*` requests aqueduct issues, one zero-sized type each (see [`Ioctl`]).
 //!
-//! Numbers and directions follow `kfd_ioctl.h`; the workspace test `tests/abi_headers.rs`
+//! Numbers and directions follow `kfd_ioctl.h`; the workspace test `tests/abi_headers/`
 //! compares every opcode with the C macro.
 
 use crate::abi::{
@@ -38,7 +38,7 @@ macro_rules! requests {
             pub struct $ty;
 
             // SAFETY: the opcode is built from `$arg` itself with the direction and number of
-            // the C macro `$cname` (checked against kfd_ioctl.h by tests/abi_headers.rs), and
+            // the C macro `$cname` (checked against kfd_ioctl.h by tests/abi_headers/), and
             // `$arg` is the `#[repr(C)]` mirror of the kernel's struct.
             unsafe impl Ioctl for $ty {
                 type Arg = $arg;

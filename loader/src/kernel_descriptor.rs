@@ -1,7 +1,7 @@
 //! The 64-byte AMDHSA kernel descriptor and the bit fields of its register images, as LLVM's
 //! `llvm/Support/AMDHSAKernelDescriptor.h` defines them (code-objects.md §5). Field and bit
 //! names follow that header (`COMPUTE_PGM_RSRC1_<NAME>` becomes [`rsrc1`]`::<NAME>`), so the
-//! workspace test `tests/abi_headers.rs` can compare every shift and width with it.
+//! workspace test `tests/abi_headers/` can compare every shift and width with it.
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 

@@ -4,7 +4,7 @@
 //!
 //! Field names follow `include/uapi/linux/kfd_ioctl.h` so that a reader can hold the two side by
 //! side; the layout of every struct is checked against the installed C header by the workspace
-//! test `tests/abi_headers.rs`. The structs are pinned to interface version 1.23: the kernel
+//! test `tests/abi_headers/`. The structs are pinned to interface version 1.23: the kernel
 //! copies `max(its size, caller's size)` bytes and zero-fills the rest, so a newer (longer)
 //! struct is accepted by an older kernel and vice versa (kfd.md §1.3).
 //!
