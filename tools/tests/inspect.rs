@@ -92,3 +92,38 @@ fn text_output_and_invalid_objects() {
     let (ok, out) = inspect(b"hello", "text.txt", false);
     assert!(!ok && out.contains("neither an ELF file"), "{out}");
 }
+
+#[test]
+fn json_of_a_real_host_binary_lists_its_hip_fatbin() {
+    // clang-built fixture: an x86-64 shared object whose .hip_fatbin holds an offload bundle of
+    // vector_add for gfx90a and gfx942 (tests/kernels/README.md, "Loader fixtures").
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/kernels/bin/fixtures/hip_fatbin_host.so"
+    );
+    let (ok, out) = inspect(&std::fs::read(path).unwrap(), "host.so", true);
+    assert!(ok, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["container"], "host_elf");
+    let code_objects: Vec<_> = doc["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| !e["code_object"].is_null())
+        .map(|e| &e["code_object"])
+        .collect();
+    let processors: Vec<_> = code_objects.iter().map(|co| &co["processor"]).collect();
+    assert_eq!(processors, ["gfx90a", "gfx942"]);
+    for co in code_objects {
+        let kernel = &co["kernels"][0];
+        assert_eq!(kernel["name"], "vector_add");
+        let explicit = kernel["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["hidden"] == false)
+            .count();
+        assert_eq!(explicit, 4, "a, b, c, n");
+        assert_eq!(kernel["implicit_args"]["layout"], "v5");
+    }
+}
