@@ -26,7 +26,7 @@ fn abi_matches_c_headers() {
     let mut all_ids = Vec::new();
 
     let kfd = kfd_abi::checks();
-    for set in sets::kfd() {
+    for set in sets::kfd(&work) {
         report.run(set, &kfd, &work);
     }
     all_ids.extend(kfd.iter().map(harness::Check::id));

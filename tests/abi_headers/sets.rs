@@ -38,13 +38,13 @@ fn kfd_minor(header: &Path) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
-/// A directory holding `drm -> /usr/include/libdrm`, for Debian's kfd_ioctl.h, which includes
-/// `<drm/drm.h>` that Debian ships only inside libdrm-dev.
-fn drm_shim() -> Option<PathBuf> {
+/// A directory (inside `work`) holding `drm -> /usr/include/libdrm`, for Debian's kfd_ioctl.h,
+/// which includes `<drm/drm.h>` that Debian ships only inside libdrm-dev.
+fn drm_shim(work: &Path) -> Option<PathBuf> {
     if !Path::new(LIBDRM_INCLUDE).join("drm.h").exists() {
         return None;
     }
-    let dir = std::env::temp_dir().join(format!("aqueduct-drm-shim-{}", std::process::id()));
+    let dir = work.join("drm-shim");
     let link = dir.join("drm");
     if !link.exists() {
         std::fs::create_dir_all(&dir).ok()?;
@@ -53,8 +53,9 @@ fn drm_shim() -> Option<PathBuf> {
     Some(dir)
 }
 
-/// One set per `linux/kfd_ioctl.h` found (system and extracted).
-pub fn kfd() -> Vec<Result<HeaderSet, String>> {
+/// One set per `linux/kfd_ioctl.h` found (system and extracted); `work` is the test's scratch
+/// directory.
+pub fn kfd(work: &Path) -> Vec<Result<HeaderSet, String>> {
     let mut sets = Vec::new();
     let mut roots = vec![PathBuf::from(SYSTEM_INCLUDE)];
     roots.extend(extracted_roots());
@@ -69,7 +70,7 @@ pub fn kfd() -> Vec<Result<HeaderSet, String>> {
         }
         let mut include_dirs = vec![root.clone()];
         if !root.join("drm/drm.h").exists() {
-            if let Some(shim) = drm_shim() {
+            if let Some(shim) = drm_shim(work) {
                 include_dirs.push(shim);
             } else {
                 sets.push(Err(format!(

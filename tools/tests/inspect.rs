@@ -5,7 +5,8 @@ use std::process::Command;
 use amdgpu_loader::synth::{S_ENDPGM, Synth, SynthKernel, SynthVariable, offload_bundle};
 
 fn inspect(bytes: &[u8], name: &str, json: bool) -> (bool, String) {
-    let dir = std::env::temp_dir().join(format!("aqueduct-inspect-{}", std::process::id()));
+    // One directory per call (tests run in parallel), removed afterwards.
+    let dir = std::env::temp_dir().join(format!("aqueduct-inspect-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
@@ -15,7 +16,7 @@ fn inspect(bytes: &[u8], name: &str, json: bool) -> (bool, String) {
         cmd.arg("--json");
     }
     let out = cmd.output().unwrap();
-    std::fs::remove_file(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
