@@ -9,8 +9,16 @@ fn main() {
         eprintln!("usage: write_fat_binary PATH [KERNELS] [CODE_BYTES]");
         std::process::exit(2);
     };
-    let kernels = args.next().map_or(Ok(300), |s| s.parse()).unwrap_or(300);
-    let code = args.next().map_or(Ok(2048), |s| s.parse()).unwrap_or(2048);
+    // A bad number is an error: silently using the default would mislabel the figures.
+    let mut number = |default: usize, what: &str| match args.next() {
+        None => default,
+        Some(s) => s.parse().unwrap_or_else(|_| {
+            eprintln!("write_fat_binary: {what} must be a number, not `{s}`");
+            std::process::exit(2);
+        }),
+    };
+    let kernels = number(300, "KERNELS");
+    let code = number(2048, "CODE_BYTES");
     let bytes = amdgpu_loader::synth::fat_binary(kernels, code);
     if let Err(e) = std::fs::write(&path, &bytes) {
         eprintln!("cannot write {path}: {e}");
