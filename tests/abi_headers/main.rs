@@ -1,7 +1,7 @@
 //! Every ABI struct, request number and constant of aqueduct, checked against the real C
 //! headers: Linux `kfd_ioctl.h`/`kfd_sysfs.h` and `drm/amdgpu_drm.h`, libdrm's `drm.h` and
 //! `amdgpu_drm.h`, ROCr's `hsa.h`, `hsa_ext_amd.h`, `amd_hsa_queue.h`, `amd_hsa_signal.h`, and
-//! LLVM's `AMDHSAKernelDescriptor.h`.
+//! LLVM's `AMDHSAKernelDescriptor.h` and `BinaryFormat/ELF.h`.
 //!
 //! Header sets that are absent are reported as skipped (on stderr, visible in `cargo test`
 //! output). `.ci/run` installs the Debian packages and extracts a newer linux-libc-dev into
@@ -12,6 +12,7 @@ mod harness;
 mod sets;
 
 mod drm;
+mod elf_flags;
 mod hsa;
 mod kd;
 mod kfd_abi;
@@ -46,11 +47,12 @@ fn abi_matches_c_headers() {
     report.run(sets::hsa(), &hsa, &work);
     all_ids.extend(hsa.iter().map(harness::Check::id));
 
-    let kd = kd::checks();
-    for set in sets::llvm_kernel_descriptor() {
-        report.run(set, &kd, &work);
+    let mut llvm = kd::checks();
+    llvm.extend(elf_flags::checks());
+    for set in sets::llvm() {
+        report.run(set, &llvm, &work);
     }
-    all_ids.extend(kd.iter().map(harness::Check::id));
+    all_ids.extend(llvm.iter().map(harness::Check::id));
 
     all_ids.sort();
     all_ids.dedup();

@@ -147,13 +147,20 @@ pub fn hsa() -> Result<HeaderSet, String> {
     })
 }
 
-/// LLVM's kernel-descriptor header, from every installed LLVM that has it.
-pub fn llvm_kernel_descriptor() -> Vec<Result<HeaderSet, String>> {
+/// LLVM's kernel-descriptor header and `BinaryFormat/ELF.h` (the `e_flags` values), from every
+/// installed LLVM that has them.
+pub fn llvm() -> Vec<Result<HeaderSet, String>> {
     let mut sets = Vec::new();
     for version in [19, 22] {
         let root = PathBuf::from(format!("/usr/include/llvm-{version}"));
-        let header = root.join("llvm/Support/AMDHSAKernelDescriptor.h");
-        if !header.exists() {
+        // ELF.h reaches llvm-c/DataTypes.h, which Debian keeps in a directory of its own.
+        let c_root = PathBuf::from(format!("/usr/include/llvm-c-{version}"));
+        let headers = [
+            root.join("llvm/Support/AMDHSAKernelDescriptor.h"),
+            root.join("llvm/BinaryFormat/ELF.h"),
+            c_root.join("llvm-c/DataTypes.h"),
+        ];
+        if let Some(header) = headers.iter().find(|h| !h.exists()) {
             sets.push(Err(format!(
                 "{} is absent (Debian package llvm-{version}-dev)",
                 header.display()
@@ -161,11 +168,12 @@ pub fn llvm_kernel_descriptor() -> Vec<Result<HeaderSet, String>> {
             continue;
         }
         sets.push(Ok(HeaderSet {
-            name: format!("LLVM {version} AMDHSAKernelDescriptor.h"),
+            name: format!("LLVM {version} AMDHSAKernelDescriptor.h, ELF.h"),
             lang: Lang::Cxx,
-            include_dirs: vec![root],
+            include_dirs: vec![root, c_root],
+            // The probe links no LLVM library, so the check that it matches one is turned off.
             prelude: format!(
-                "#define AQUEDUCT_LLVM_MAJOR {version}\n#include <llvm/Support/AMDHSAKernelDescriptor.h>\nusing namespace llvm::amdhsa;\n"
+                "#define AQUEDUCT_LLVM_MAJOR {version}\n#define LLVM_DISABLE_ABI_BREAKING_CHECKS_ENFORCING 1\n#include <llvm/Support/AMDHSAKernelDescriptor.h>\n#include <llvm/BinaryFormat/ELF.h>\nusing namespace llvm::amdhsa;\n"
             ),
         }));
     }
