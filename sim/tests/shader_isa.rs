@@ -285,7 +285,8 @@ fn packed_f32_and_byte_permutes() {
 
 /// Scalar ALU corners: bitfield extracts (32/64-bit, signed), find-first/last-bit, bit reverse,
 /// shift-add, absdiff, mul_hi, quad masks, SCC from compares and carries, SOPK multiplies,
-/// s_getreg of MODE, pack, min/max. out[0..24] = s20..s31, s8..s19.
+/// s_getreg of MODE, pack, min/max; then the scalar cache and ATC hints, which run as no-ops.
+/// out[0..24] = s20..s31, s8..s19.
 const SCALAR: &[u32] = &[
     0xC006_0080,
     0x0000_0000, // s_load_dwordx2 s[2:3], s[0:1], 0x0
@@ -362,6 +363,10 @@ const SCALAR: &[u32] = &[
     0x7E1E_0213, // v_mov_b32_e32 v15, s19
     0xDC7C_8050,
     0x0002_0C00, // global_store_dwordx4 v0, v[12:15], s[2:3] offset:80
+    0xC0A6_0001,
+    0x0000_0000, // s_dcache_discard_x2 s[2:3], 0x0 (a cache hint: no effect)
+    0xC09A_0001,
+    0x0000_0000, // s_atc_probe 0, s[2:3], 0x0 (a translation hint: no effect)
     0xBF81_0000, // s_endpgm
 ];
 

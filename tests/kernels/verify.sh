@@ -133,7 +133,7 @@ loops:s_cbranch_execnz|s_cbranch_vccnz|s_andn2_b64 exec;s_or_b64 exec
 linked_list:global_load_dwordx2;s_cbranch_execnz|s_cbranch_vccnz|s_andn2_b64 exec
 timing:s_memtime;s_memrealtime;s_sleep
 preload:s_trap 2
-illegal_insn:s_dcache_discard_x2
+illegal_insn:\.long 0xbe80ff00
 '
 check_classes() {
     local target=$1 file_ver=$2 spec=$3 line k pats p dis

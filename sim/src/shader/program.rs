@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::shader::decode::{DecodeError, MAX_INST_DWORDS, decode};
+use crate::shader::decode::{DecodeError, MAX_INST_DWORDS, base_dwords, decode};
 use crate::shader::isa::Inst;
 use crate::shader::memory::DeviceMemory;
 use crate::target::GfxTarget;
@@ -34,11 +34,11 @@ pub struct Slot {
 }
 
 impl Slot {
-    /// The instruction's own words (all readable words if it did not decode).
+    /// The instruction's own words (if it did not decode: those of its encoding's base size).
     pub fn encoding(&self) -> Vec<u32> {
         let n = match &self.decoded {
             Ok(inst) => usize::from(inst.dwords),
-            Err(_) => usize::from(self.available).min(2),
+            Err(_) => base_dwords(self.words[0]),
         };
         self.words[..n.min(usize::from(self.available))].to_vec()
     }

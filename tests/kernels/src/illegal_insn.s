@@ -1,21 +1,21 @@
 // KERNEL  illegal_insn   (hand-written assembly)
-// WHAT    Executes one valid instruction that a simple simulator is not
-//         expected to implement, so the illegal/unimplemented-instruction
-//         path can be tested:
-//           gfx9 (gfx90a/gfx942/gfx950): s_dcache_discard_x2 s[2:3], 0x0
-//             (SMEM: discard scalar-cache lines at the address in s[2:3];
-//             on hardware a harmless cache hint). Encoding C0A60001 00000000.
+// WHAT    Executes one instruction word that the hardware cannot execute, so
+//         the illegal-instruction path can be tested:
+//           gfx9 (gfx90a/gfx942/gfx950): the word BE80FF00, a SOP1
+//             encoding with opcode 0xFF, which no GFX9 part defines (llvm-mc
+//             and llvm-objdump cannot decode it: `.long 0xbe80ff00`); the
+//             wave raises the illegal-instruction exception.
 //           gfx11/gfx12: image_load v[0:3], v0, s[4:11] dmask:0xf
 //             dim:SQ_RSRC_IMG_1D (MIMG/VIMAGE with a zeroed resource
-//             descriptor).
+//             descriptor; for the loader tests, no simulator runs these).
 //         Before it, the kernel stores 0x11111111 to out[0]; after it,
-//         0x22222222 to out[1]. A simulator that stops at the unknown
-//         instruction leaves out[1] untouched; real hardware writes both.
+//         0x22222222 to out[1], which a wave stopped at the word never
+//         reaches.
 // ARGS    0 out : global uint*  (2 elements)
 // GRID    1 work-item (grid 1 x wg 1).
-// REF     expected outcome on the simulator: the dispatch reports an
-//         illegal/unsupported instruction at the instruction's address
-//         (entry + the offset shown by llvm-objdump); out[0] = 0x11111111.
+// REF     expected outcome (gfx9): the dispatch reports an illegal
+//         instruction at the word's address (entry + the offset shown by
+//         llvm-objdump); out[0] = 0x11111111, out[1] = 0.
 // BUILD   build.sh substitutes @TARGET@, @CO_VERSION@, @MD_MINOR@, @WAVE@
 //         and @ACCUM@ (see tiny.s).
 
@@ -48,7 +48,7 @@ illegal_insn:
   s_mov_b32 s11, 0
   image_load v[4:7], v0, s[4:11] dmask:0xf dim:SQ_RSRC_IMG_1D
 .else
-  s_dcache_discard_x2 s[2:3], 0x0
+  .long 0xbe80ff00 // SOP1 opcode 0xFF: not an instruction on GFX9
 .endif
   global_store_dword v0, v2, s[2:3] offset:4
   s_endpgm

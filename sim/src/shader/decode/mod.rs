@@ -52,6 +52,17 @@ pub enum DecodeError {
 /// literal is 2).
 pub const MAX_INST_DWORDS: usize = 3;
 
+/// Dwords of the encoding `w0` starts, literal and opcode aside: 1 for the 32-bit encodings
+/// (SOP1, SOP2, SOPK, SOPC, SOPP: bits 31:30 = 0b10; VOP1, VOP2, VOPC: bit 31 = 0), 2 for the
+/// 64-bit ones. What an undecodable word is reported as.
+pub const fn base_dwords(w0: u32) -> usize {
+    if w0 >> 31 == 0 || w0 >> 30 == 0b10 {
+        1
+    } else {
+        2
+    }
+}
+
 /// Decode the instruction starting at `words[0]`. `words` may be longer than the instruction;
 /// the result's `dwords` says how many it used.
 pub fn decode(words: &[u32], target: GfxTarget) -> Result<Inst, DecodeError> {

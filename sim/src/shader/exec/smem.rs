@@ -37,12 +37,11 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
             fence(Ordering::SeqCst);
             return Ok(());
         }
-        // Harmless hints on hardware, but not simulated: reported rather than skipped (the
-        // corpus's illegal_insn kernel relies on s_dcache_discard_x2 being unimplemented).
+        // Hints with no architectural effect here: there is no scalar cache whose dirty lines
+        // a discard could drop (s_store writes memory at once), and no address-translation
+        // cache for a probe to fill.
         Op::SDcacheDiscard | Op::SDcacheDiscardX2 | Op::SAtcProbe | Op::SAtcProbeBuffer => {
-            return Err(unimplemented(
-                "scalar cache discard and ATC probes are not simulated",
-            ));
+            return Ok(());
         }
         _ => {}
     }
