@@ -5,28 +5,15 @@
 use std::sync::OnceLock;
 
 use super::atomic::AtomicOp;
+use super::load_store::{Load, Store};
 use super::{Exec, R, unimplemented};
 use crate::shader::isa::{Inst, Op, Operand};
 use crate::shader::wave::{LANES, lanes};
 
 #[derive(Clone, Copy, Debug)]
-enum D16 {
-    No,
-    Lo,
-    Hi,
-}
-
-#[derive(Clone, Copy, Debug)]
 enum Kind {
-    Read {
-        bytes: u32,
-        sext: bool,
-        d16: D16,
-    },
-    Write {
-        bytes: u32,
-        hi: bool,
-    },
+    Read(Load),
+    Write(Store),
     Read2 {
         bytes: u32,
         st64: bool,
@@ -90,28 +77,10 @@ fn parse(name: &str) -> Option<Kind> {
         }
     }
     if let Some(t) = n.strip_prefix("read_") {
-        let (t, d16) = if let Some(t) = t.strip_suffix("_d16_hi") {
-            (t, D16::Hi)
-        } else if let Some(t) = t.strip_suffix("_d16") {
-            (t, D16::Lo)
-        } else {
-            (t, D16::No)
-        };
-        return Some(Kind::Read {
-            bytes: width(t)?,
-            sext: t.starts_with('i'),
-            d16,
-        });
+        return Load::parse(t, |t| Some((width(t)?, t.starts_with('i')))).map(Kind::Read);
     }
     if let Some(t) = n.strip_prefix("write_") {
-        let (t, hi) = match t.strip_suffix("_d16_hi") {
-            Some(t) => (t, true),
-            None => (t, false),
-        };
-        return Some(Kind::Write {
-            bytes: width(t)?,
-            hi,
-        });
+        return Store::parse(t, width).map(Kind::Write);
     }
     for (prefix, st64) in [("wrxchg2st64_rtn_", true), ("wrxchg2_rtn_", false)] {
         if let Some(t) = n.strip_prefix(prefix) {
@@ -188,48 +157,22 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
     let off = mem.offset as u32;
     match kind {
         Kind::Nop => Ok(()),
-        Kind::Read { bytes, sext, d16 } => {
+        Kind::Read(load) => {
             let dst = vreg(inst.dst).ok_or_else(|| unimplemented("DS read without a VGPR"))?;
-            let dwords = bytes.div_ceil(4) as usize;
             for l in lanes(exec) {
-                let a = addr[l].wrapping_add(off);
                 let mut buf = [0u8; 16];
-                e.lds.read(a, &mut buf[..bytes as usize]);
-                if bytes < 4 {
-                    let raw = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
-                    let bits = 8 * bytes;
-                    let v = if sext {
-                        ((raw << (32 - bits)) as i32 >> (32 - bits)) as u32
-                    } else {
-                        raw
-                    };
-                    let old = e.w.v(dst)[l];
-                    e.w.v_mut(dst)[l] = match d16 {
-                        D16::No => v,
-                        D16::Lo => (old & 0xffff_0000) | (v & 0xffff),
-                        D16::Hi => (old & 0xffff) | (v << 16),
-                    };
-                } else {
-                    for k in 0..dwords {
-                        let b = &buf[4 * k..4 * k + 4];
-                        e.w.v_mut(dst + k)[l] = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                    }
-                }
+                e.lds
+                    .read(addr[l].wrapping_add(off), &mut buf[..load.bytes as usize]);
+                load.write(e.w, dst, l, &buf);
             }
             Ok(())
         }
-        Kind::Write { bytes, hi } => {
+        Kind::Write(store) => {
             let data = vreg(inst.src[1]).ok_or_else(|| unimplemented("DS write without a VGPR"))?;
-            let dwords = bytes.div_ceil(4) as usize;
             for l in lanes(exec) {
-                let a = addr[l].wrapping_add(off);
-                let mut buf = [0u8; 16];
-                for k in 0..dwords {
-                    let v = e.w.v(data + k)[l];
-                    let v = if hi { v >> 16 } else { v };
-                    buf[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
-                }
-                e.lds.write(a, &buf[..bytes as usize]);
+                let buf = store.data(e.w, data, l);
+                e.lds
+                    .write(addr[l].wrapping_add(off), &buf[..store.bytes as usize]);
             }
             Ok(())
         }

@@ -3,7 +3,7 @@
 //!
 //! One module per instruction group: scalar ALU, program control, scalar memory, vector ALU
 //! (integer, float, half/packed, compares, conversions, lane operations), LDS, and vector
-//! memory.
+//! memory (with the load and store data path the last two share).
 
 #![allow(
     clippy::float_cmp,
@@ -17,6 +17,7 @@
 mod atomic;
 mod ds;
 mod float;
+mod load_store;
 mod operand;
 mod rounding;
 mod salu;

@@ -92,8 +92,9 @@ fn out_mods32(x: f32, omod: u8, clamp: bool, dx10: bool) -> f32 {
     x
 }
 
+/// Output modifiers on a double (or a half computed as one).
 #[inline]
-fn out_mods64(x: f64, omod: u8, clamp: bool, dx10: bool) -> f64 {
+pub fn out_mods64(x: f64, omod: u8, clamp: bool, dx10: bool) -> f64 {
     let x = match omod {
         1 => x * 2.0,
         2 => x * 4.0,

@@ -11,7 +11,7 @@ use std::f64::consts::TAU;
 use super::float::{Denorm, div_fixup, f16_to_f64, frexp64};
 use super::operand::half;
 use super::rounding::{Round, round16};
-use super::valu::{denorm64, ieee, round64_mode};
+use super::valu::{denorm64, ieee, out_mods64, round64_mode};
 use super::{Exec, Fault};
 use crate::shader::isa::{Inst, Op, Operand};
 use crate::shader::wave::{LANES, mode};
@@ -51,22 +51,6 @@ fn write_h(e: &mut Exec, inst: &Inst, vals: &[u16; LANES]) -> Result<(), Fault> 
     e.write_vdst32(inst, &out)
 }
 
-fn out_mods(x: f64, omod: u8, clamp: bool, dx10: bool) -> f64 {
-    let x = match omod {
-        1 => x * 2.0,
-        2 => x * 4.0,
-        3 => x * 0.5,
-        _ => x,
-    };
-    if clamp {
-        if x.is_nan() {
-            return if dx10 { 0.0 } else { x };
-        }
-        return x.clamp(0.0, 1.0);
-    }
-    x
-}
-
 /// A half operation over `N` sources computed in double.
 fn h_op<const N: usize>(
     e: &mut Exec,
@@ -83,7 +67,7 @@ fn h_op<const N: usize>(
     let mut out = [0u16; LANES];
     for l in 0..LANES {
         let args: [f64; N] = std::array::from_fn(|i| f16_to_f64(srcs[i][l], dn.inputs));
-        let r = out_mods(f(args), inst.mods.omod, inst.mods.clamp, dx10);
+        let r = out_mods64(f(args), inst.mods.omod, inst.mods.clamp, dx10);
         out[l] = round16(r, 0.0, rounding, dn.outputs);
     }
     write_h(e, inst, &out)

@@ -12,28 +12,15 @@ use std::sync::OnceLock;
 use std::sync::atomic::{Ordering, fence};
 
 use super::atomic::AtomicOp;
+use super::load_store::{Load, Store};
 use super::{Exec, Fault, R, unimplemented};
 use crate::shader::isa::{Encoding, Family, Inst, Op, Operand};
 use crate::shader::wave::{LANES, lanes};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum D16 {
-    No,
-    Lo,
-    Hi,
-}
-
 #[derive(Clone, Copy, Debug)]
 enum Kind {
-    Load {
-        bytes: u32,
-        sext: bool,
-        d16: D16,
-    },
-    Store {
-        bytes: u32,
-        hi: bool,
-    },
+    Load(Load),
+    Store(Store),
     Atomic {
         op: AtomicOp,
         wide: bool,
@@ -61,25 +48,10 @@ fn parse(name: &str) -> Option<Kind> {
         })
     };
     if let Some(t) = rest.strip_prefix("load_") {
-        let (t, d16) = if let Some(t) = t.strip_suffix("_d16_hi") {
-            (t, D16::Hi)
-        } else if let Some(t) = t.strip_suffix("_d16") {
-            (t, D16::Lo)
-        } else {
-            (t, D16::No)
-        };
-        let (bytes, sext) = width(t)?;
-        return Some(Kind::Load { bytes, sext, d16 });
+        return Load::parse(t, width).map(Kind::Load);
     }
     if let Some(t) = rest.strip_prefix("store_") {
-        let (t, hi) = match t.strip_suffix("_d16_hi") {
-            Some(t) => (t, true),
-            None => (t, false),
-        };
-        return Some(Kind::Store {
-            bytes: width(t)?.0,
-            hi,
-        });
+        return Store::parse(t, |t| width(t).map(|(bytes, _)| bytes)).map(Kind::Store);
     }
     if let Some(t) = rest.strip_prefix("atomic_") {
         let (t, x2) = match t.strip_suffix("_x2") {
@@ -373,7 +345,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
     e.mem.refresh();
     let exec = e.w.exec();
     let bytes = match kind {
-        Kind::Load { bytes, .. } | Kind::Store { bytes, .. } => bytes,
+        Kind::Load(Load { bytes, .. }) | Kind::Store(Store { bytes, .. }) => bytes,
         Kind::Atomic { wide, .. } => {
             if wide {
                 8
@@ -399,57 +371,25 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
         }
     }
     match kind {
-        Kind::Load { bytes, sext, d16 } => {
+        Kind::Load(load) => {
             let dst =
                 vreg(inst.dst).ok_or_else(|| unimplemented("a load without a VGPR target"))?;
-            let mut results = [[0u32; 4]; LANES];
+            // Every lane reads before any VGPR is written: a faulting lane leaves them all
+            // unchanged.
+            let mut results = [[0u8; 16]; LANES];
             for l in lanes(exec) {
-                let mut buf = [0u8; 16];
-                read_chunks(e, &locs[l], l, &mut buf[..bytes as usize], inst.enc)?;
-                for k in 0..4 {
-                    results[l][k] = u32::from_le_bytes([
-                        buf[4 * k],
-                        buf[4 * k + 1],
-                        buf[4 * k + 2],
-                        buf[4 * k + 3],
-                    ]);
-                }
+                read_chunks(e, &locs[l], l, &mut results[l][..bytes as usize], inst.enc)?;
             }
-            let dwords = bytes.div_ceil(4) as usize;
             for l in lanes(exec) {
-                if bytes < 4 {
-                    let raw = results[l][0];
-                    let bits = 8 * bytes;
-                    let v = if sext {
-                        ((raw << (32 - bits)) as i32 >> (32 - bits)) as u32
-                    } else {
-                        raw
-                    };
-                    let old = e.w.v(dst)[l];
-                    e.w.v_mut(dst)[l] = match d16 {
-                        D16::No => v,
-                        D16::Lo => (old & 0xffff_0000) | (v & 0xffff),
-                        D16::Hi => (old & 0xffff) | (v << 16),
-                    };
-                } else {
-                    for (k, value) in results[l].iter().take(dwords).enumerate() {
-                        e.w.v_mut(dst + k)[l] = *value;
-                    }
-                }
+                load.write(e.w, dst, l, &results[l]);
             }
             Ok(())
         }
-        Kind::Store { bytes, hi } => {
+        Kind::Store(store) => {
             let data =
                 vreg(inst.src[1]).ok_or_else(|| unimplemented("a store without VGPR data"))?;
-            let dwords = bytes.div_ceil(4) as usize;
             for l in lanes(exec) {
-                let mut buf = [0u8; 16];
-                for k in 0..dwords {
-                    let v = e.w.v(data + k)[l];
-                    let v = if hi { v >> 16 } else { v };
-                    buf[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
-                }
+                let buf = store.data(e.w, data, l);
                 write_chunks(e, &locs[l], l, &buf[..bytes as usize], inst.enc)?;
             }
             Ok(())
