@@ -19,14 +19,13 @@ fn atomic_counter_hands_out_every_ticket_once() {
             let c0 = 0xffff_f000u32;
             let counter = gpu.buffer_u32(&[c0]);
             let old = gpu.buffer(n as usize * 4);
-            gpu.dispatch(
+            gpu.run(
                 &co,
                 "atomic_counter",
                 [n.next_multiple_of(128), 1, 1],
                 [128, 1, 1],
                 &[Arg::Ptr(counter.va), Arg::Ptr(old.va), Arg::U32(n)],
-            )
-            .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+            );
             assert_eq!(counter.u32s()[0], c0.wrapping_add(n));
             let mut got = old.u32s();
             got.sort_unstable();
@@ -57,7 +56,7 @@ fn atomics_global_every_operation() {
         b64.write(0, zerocopy::IntoBytes::as_bytes(&v64[..]));
         let old32 = gpu.buffer(2 * n * 4);
         let old64 = gpu.buffer(n * 8);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "atomics_global",
             [(n as u32).next_multiple_of(64), 1, 1],
@@ -71,8 +70,7 @@ fn atomics_global_every_operation() {
                 Arg::Ptr(old64.va),
                 Arg::U32(n as u32),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let r32: Vec<i32> = s32.u32s().into_iter().map(|x| x as i32).collect();
         let r64: Vec<i64> = s64.u64s().into_iter().map(|x| x as i64).collect();
         let sum = v32.iter().fold(0i32, |a, &b| a.wrapping_add(b));
@@ -156,7 +154,7 @@ fn float_atomics_add_exactly() {
         bd.write_f64s(&dv);
         let groups = n.div_ceil(64);
         let wsum = gpu.buffer(groups * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "atomic_fadd",
             [(groups * 64) as u32, 1, 1],
@@ -169,8 +167,7 @@ fn float_atomics_add_exactly() {
                 Arg::Ptr(wsum.va),
                 Arg::U32(n as u32),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let f: f32 = fv.iter().sum::<f32>() + 3.5;
         assert_eq!(fsum.u32s()[0], f.to_bits(), "{} {v} f32", gpu.dir());
         let d: f64 = dv.iter().sum::<f64>() - 2.25;

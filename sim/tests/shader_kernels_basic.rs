@@ -6,15 +6,14 @@
 
 mod shader_support;
 
-use shader_support::{Arg, for_each_build};
+use shader_support::{Arg, for_each_build, grid1};
 
 #[test]
 fn tiny_writes_lane_ids() {
     for_each_build(|gpu, v| {
         let co = gpu.load(&format!("tiny.{v}"));
         let out = gpu.buffer(64 * 4);
-        gpu.dispatch(&co, "tiny", [64, 1, 1], [64, 1, 1], &[Arg::Ptr(out.va)])
-            .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        gpu.run(&co, "tiny", [64, 1, 1], [64, 1, 1], &[Arg::Ptr(out.va)]);
         let expect: Vec<u32> = (0..64).map(|l| l + 42).collect();
         assert_eq!(out.u32s(), expect, "{} {v}", gpu.dir());
     });
@@ -30,7 +29,7 @@ fn vector_add_matches_the_cpu() {
         let (ba, bb) = (gpu.buffer_u32(&a), gpu.buffer_u32(&b));
         let c = gpu.buffer(n as usize * 4 + 64);
         c.fill(0xcc);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "vector_add",
             [n.next_multiple_of(64), 1, 1],
@@ -41,8 +40,7 @@ fn vector_add_matches_the_cpu() {
                 Arg::Ptr(c.va),
                 Arg::U32(n),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = c.u32s();
         for i in 0..n as usize {
             assert_eq!(got[i], a[i].wrapping_add(b[i]), "{} {v}: c[{i}]", gpu.dir());
@@ -128,7 +126,7 @@ fn int32_ops_match_the_cpu() {
         }
         let (ba, bb) = (gpu.buffer_u32(&a), gpu.buffer_u32(&b));
         let out = gpu.buffer(n * 28 * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "int32_ops",
             [(n as u32).next_multiple_of(64), 1, 1],
@@ -139,8 +137,7 @@ fn int32_ops_match_the_cpu() {
                 Arg::Ptr(out.va),
                 Arg::U32(n as u32),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u32s();
         for i in 0..n {
             let want = int32_reference(a[i] as i32, b[i] as i32);
@@ -227,7 +224,7 @@ fn int64_ops_match_the_cpu() {
         let bb = gpu.buffer(n * 8);
         bb.write_u64s(&b);
         let out = gpu.buffer(n * 22 * 8);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "int64_ops",
             [(n as u32).next_multiple_of(64), 1, 1],
@@ -238,8 +235,7 @@ fn int64_ops_match_the_cpu() {
                 Arg::Ptr(out.va),
                 Arg::U32(n as u32),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u64s();
         for i in 0..n {
             let want = int64_reference(a[i] as i64, b[i] as i64);
@@ -257,21 +253,13 @@ fn int64_ops_match_the_cpu() {
     });
 }
 
-fn grid1(n: u32, wg: u32) -> [u32; 3] {
-    [n.next_multiple_of(wg), 1, 1]
-}
-
 #[test]
 fn empty_kernel_completes_for_big_and_small_grids() {
     for_each_build(|gpu, v| {
         let co = gpu.load(&format!("empty.{v}"));
-        let stats = gpu
-            .dispatch(&co, "empty", [1, 1, 1], [1, 1, 1], &[])
-            .expect("1 item");
+        let stats = gpu.run(&co, "empty", [1, 1, 1], [1, 1, 1], &[]);
         assert_eq!(stats.waves, 1);
-        let stats = gpu
-            .dispatch(&co, "empty", [4096, 1, 1], [256, 1, 1], &[])
-            .expect("4096");
+        let stats = gpu.run(&co, "empty", [4096, 1, 1], [256, 1, 1], &[]);
         assert_eq!(stats.waves, 64, "{} {v}", gpu.dir());
         assert!(stats.instructions >= 64);
     });
@@ -283,35 +271,32 @@ fn multi_kernel_runs_each_kernel() {
         let co = gpu.load(&format!("multi_kernel.{v}"));
         let n = 100u32;
         let out = gpu.buffer(n as usize * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "mk_fill",
             grid1(n, 64),
             [64, 1, 1],
             &[Arg::Ptr(out.va), Arg::U32(0xabcd), Arg::U32(n)],
-        )
-        .expect("fill");
+        );
         assert!(out.u32s().iter().all(|&x| x == 0xabcd));
-        gpu.dispatch(
+        gpu.run(
             &co,
             "mk_iota",
             grid1(n, 32),
             [32, 1, 1],
             &[Arg::Ptr(out.va), Arg::U32(u32::MAX - 5), Arg::U32(n)],
-        )
-        .expect("iota");
+        );
         let want: Vec<u32> = (0..n).map(|i| (u32::MAX - 5).wrapping_add(i)).collect();
         assert_eq!(out.u32s(), want);
         let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 11.0).collect();
         out.write_f32s(&x);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "mk_scale",
             grid1(n, 64),
             [64, 1, 1],
             &[Arg::Ptr(out.va), Arg::F32(1.7), Arg::U32(n)],
-        )
-        .expect("scale");
+        );
         let got = out.u32s();
         for i in 0..n as usize {
             assert_eq!(
@@ -326,7 +311,7 @@ fn multi_kernel_runs_each_kernel() {
         let b = gpu.buffer(n as usize * 4);
         let y: Vec<f32> = (0..n).map(|i| 1.0 / (i as f32 + 0.5)).collect();
         b.write_f32s(&y);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "mk_vector_add_f32",
             grid1(n, 64),
@@ -337,8 +322,7 @@ fn multi_kernel_runs_each_kernel() {
                 Arg::Ptr(out.va),
                 Arg::U32(n),
             ],
-        )
-        .expect("vadd");
+        );
         let got = out.u32s();
         for i in 0..n as usize {
             assert_eq!(got[i], (x[i] + y[i]).to_bits());
@@ -382,7 +366,7 @@ fn divergence_masks_exec_correctly() {
         let bx = gpu.buffer_u32(&x);
         let out = gpu.buffer(n as usize * 4);
         for mode in 0..2 {
-            gpu.dispatch(
+            gpu.run(
                 &co,
                 "divergence",
                 grid1(n, 64),
@@ -393,8 +377,7 @@ fn divergence_masks_exec_correctly() {
                     Arg::U32(n),
                     Arg::U32(mode),
                 ],
-            )
-            .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+            );
             let got = out.u32s();
             for i in 0..n {
                 let want = divergence_reference(x[i as usize] as i32, i % 64, mode);
@@ -456,14 +439,13 @@ fn loops_with_lane_dependent_trip_counts() {
             .collect();
         let bx = gpu.buffer_u32(&x);
         let out = gpu.buffer(2 * n as usize * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "loops",
             grid1(n, 64),
             [64, 1, 1],
             &[Arg::Ptr(bx.va), Arg::Ptr(out.va), Arg::U32(n)],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u32s();
         for i in 0..n as usize {
             let (s, a) = loops_reference(x[i] as i32);
@@ -492,7 +474,7 @@ fn ptr64_address_math_and_loads() {
             (1000, -7, 1),
             (-(1i64 << 40), 1 << 33, 0),
         ] {
-            gpu.dispatch(
+            gpu.run(
                 &co,
                 "ptr64",
                 [n, 1, 1],
@@ -506,8 +488,7 @@ fn ptr64_address_math_and_loads() {
                     Arg::U32(n),
                     Arg::U32(load),
                 ],
-            )
-            .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+            );
             let a = addrs.u64s();
             let got = vals.u32s();
             for i in 0..n as usize {
@@ -557,7 +538,7 @@ fn linked_list_pointer_chasing() {
         bh.write_u64s(&heads);
         let sums = gpu.buffer(n * 4);
         let lens = gpu.buffer(n * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "linked_list",
             grid1(n as u32, 64),
@@ -568,8 +549,7 @@ fn linked_list_pointer_chasing() {
                 Arg::Ptr(lens.va),
                 Arg::U32(n as u32),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let (s, l) = (sums.u32s(), lens.u32s());
         for i in 0..n {
             assert_eq!((s[i], l[i]), expect[i], "list {i}");
@@ -584,7 +564,7 @@ fn grid_2d_and_3d_ids_with_partial_groups() {
         let (w, h, wx, wy) = (37u32, 21u32, 8u32, 4u32);
         let coords = gpu.buffer((w * h) as usize * 4);
         let meta = gpu.buffer((w * h) as usize * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "grid_2d",
             [w, h, 1],
@@ -595,8 +575,7 @@ fn grid_2d_and_3d_ids_with_partial_groups() {
                 Arg::U32(w),
                 Arg::U32(h),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let (c, m) = (coords.u32s(), meta.u32s());
         for y in 0..h {
             for x in 0..w {
@@ -614,7 +593,7 @@ fn grid_2d_and_3d_ids_with_partial_groups() {
         let len = (nx * ny * nz) as usize * 4;
         let coords = gpu.buffer(len);
         let meta = gpu.buffer(len);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "grid_3d",
             [nx, ny, nz],
@@ -626,8 +605,7 @@ fn grid_2d_and_3d_ids_with_partial_groups() {
                 Arg::U32(ny),
                 Arg::U32(nz),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let (c, m) = (coords.u32s(), meta.u32s());
         for z in 0..nz {
             for y in 0..ny {
@@ -658,14 +636,13 @@ fn dispatch_ptr_reads_the_packet() {
             let pkt = gpu.buffer(64);
             let (gx, gy, gz) = (64u32, 4u32, 2u32);
             let ids = gpu.buffer((gx * gy * gz) as usize * 4);
-            gpu.dispatch(
+            gpu.run(
                 &co,
                 "dispatch_ptr",
                 [gx, gy, gz],
                 [16, 2, 1],
                 &[Arg::Ptr(pkt.va), Arg::Ptr(ids.va)],
-            )
-            .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+            );
             let (_, packet) = gpu.last.lock().expect("lock").clone().expect("dispatched");
             let want: Vec<u32> = zerocopy::IntoBytes::as_bytes(&packet)
                 .chunks_exact(4)
@@ -684,14 +661,13 @@ fn implicit_args_match_what_the_dispatcher_wrote() {
         let co = gpu.load(&format!("implicit_args.{v}"));
         let dump = gpu.buffer(64 * 4);
         let derived = gpu.buffer(4 * 4 * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "implicit_args",
             [200, 1, 1],
             [64, 1, 1],
             &[Arg::Ptr(dump.va), Arg::Ptr(derived.va)],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let (kernarg, _) = gpu.last.lock().expect("lock").clone().expect("dispatched");
         let k = co.image.kernel("implicit_args").expect("kernel");
         let block = k.implicit_args.expect("implicit args").offset as usize;
@@ -720,7 +696,7 @@ fn preloaded_kernargs_arrive_in_sgprs() {
         let co = gpu.load(&format!("preload.{v}"));
         let n = 150u32;
         let out = gpu.buffer(n as usize * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "preload",
             grid1(n, 64),
@@ -731,8 +707,7 @@ fn preloaded_kernargs_arrive_in_sgprs() {
                 Arg::U32(99),
                 Arg::U32(n),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let want: Vec<u32> = (0..n)
             .map(|i| 0x1234_5677u32.wrapping_mul(i).wrapping_add(99))
             .collect();
@@ -748,28 +723,26 @@ fn program_scope_variables_and_relocations() {
         let n = 1024u32;
         let out = gpu.buffer(n as usize * 4);
         for d in 1..=3u32 {
-            gpu.dispatch(
+            gpu.run(
                 &co,
                 "bss",
                 [n, 1, 1],
                 [256, 1, 1],
                 &[Arg::Ptr(out.va), Arg::U32(n)],
-            )
-            .expect("bss");
+            );
             let want: Vec<u32> = (0..n).map(|i| (d - 1) * (i + 1)).collect();
             assert_eq!(out.u32s(), want, "{} {v} dispatch {d}", gpu.dir());
         }
         // .data/.rodata contents.
         let co = gpu.load(&format!("global_read.{v}"));
         let out = gpu.buffer(16 * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "global_read",
             [64, 1, 1],
             [64, 1, 1],
             &[Arg::Ptr(out.va)],
-        )
-        .expect("global_read");
+        );
         let want = [
             1u32,
             (-2i32) as u32,
@@ -797,7 +770,7 @@ fn program_scope_variables_and_relocations() {
         let bs = gpu.buffer_u32(&sel);
         let vals = gpu.buffer(n as usize * 4);
         let addrs = gpu.buffer(n as usize * 8);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "global_ptr",
             [n, 1, 1],
@@ -808,8 +781,7 @@ fn program_scope_variables_and_relocations() {
                 Arg::Ptr(addrs.va),
                 Arg::U32(n),
             ],
-        )
-        .expect("global_ptr");
+        );
         let (vl, ad) = (vals.u32s(), addrs.u64s());
         for i in 0..n as usize {
             let k = sel[i] as u64 & 7;
@@ -827,8 +799,7 @@ fn external_variable_resolved_by_the_loader() {
         externals.define("aq_external_var", var.va).expect("define");
         let co = gpu.load_with(&format!("extern_sym.{v}"), &externals);
         let out = gpu.buffer(12);
-        gpu.dispatch(&co, "extern_sym", [1, 1, 1], [1, 1, 1], &[Arg::Ptr(out.va)])
-            .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        gpu.run(&co, "extern_sym", [1, 1, 1], [1, 1, 1], &[Arg::Ptr(out.va)]);
         assert_eq!(out.u32s(), vec![0x0c0c_0003, 0x0a0a_0001, 2]);
     });
 }
@@ -842,7 +813,7 @@ fn code_object_v4_kernels_read_the_dispatch_packet() {
     let b: Vec<u32> = (0..n).map(|i| i * 1000).collect();
     let (ba, bb) = (gpu.buffer_u32(&a), gpu.buffer_u32(&b));
     let c = gpu.buffer(n as usize * 4);
-    gpu.dispatch(
+    gpu.run(
         &co,
         "vector_add",
         grid1(n, 128),
@@ -853,21 +824,19 @@ fn code_object_v4_kernels_read_the_dispatch_packet() {
             Arg::Ptr(c.va),
             Arg::U32(n),
         ],
-    )
-    .expect("vector_add.co4");
+    );
     assert_eq!(c.u32s(), (0..n).map(|i| i * 1001).collect::<Vec<u32>>());
     let co = gpu.load("reduce_lds.co4");
     let x: Vec<u32> = (0..512).map(|i| i * 3).collect();
     let bx = gpu.buffer_u32(&x);
     let partial = gpu.buffer(8);
-    gpu.dispatch(
+    gpu.run(
         &co,
         "reduce_lds",
         [512, 1, 1],
         [256, 1, 1],
         &[Arg::Ptr(bx.va), Arg::Ptr(partial.va), Arg::U32(512)],
-    )
-    .expect("reduce_lds.co4");
+    );
     let sums: Vec<u32> = (0..2)
         .map(|g| x[256 * g..256 * g + 256].iter().sum())
         .collect();

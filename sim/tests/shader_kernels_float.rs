@@ -7,11 +7,7 @@
 
 mod shader_support;
 
-use shader_support::{Arg, Rng, for_each_build};
-
-fn grid1(n: u32, wg: u32) -> [u32; 3] {
-    [n.next_multiple_of(wg), 1, 1]
-}
+use shader_support::{Arg, Rng, for_each_build, grid1};
 
 /// f32 to f16 bits, round to nearest even (integer-only reference implementation).
 fn f32_to_f16(x: f32) -> u16 {
@@ -124,14 +120,13 @@ fn saxpy_is_one_fma() {
         let by = gpu.buffer(n as usize * 4);
         by.write_f32s(&y0);
         let a = 1.25f32;
-        gpu.dispatch(
+        gpu.run(
             &co,
             "saxpy",
             grid1(n, 256),
             [256, 1, 1],
             &[Arg::U32(n), Arg::F32(a), Arg::Ptr(bx.va), Arg::Ptr(by.va)],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = by.u32s();
         for i in 0..n as usize {
             assert!(
@@ -160,7 +155,7 @@ fn f32_ops_are_correctly_rounded() {
         bc.write_f32s(&c);
         let bk = gpu.buffer_u32(&k);
         let out = gpu.buffer(n * 24 * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "f32_ops",
             grid1(n as u32, 64),
@@ -173,8 +168,7 @@ fn f32_ops_are_correctly_rounded() {
                 Arg::Ptr(out.va),
                 Arg::U32(n as u32),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u32s();
         for i in 0..n {
             let (a, b, c, k) = (a[i], b[i], c[i], k[i] as i32);
@@ -278,7 +272,7 @@ fn f64_ops_are_correctly_rounded() {
         let bl = gpu.buffer(n * 8);
         bl.write_u64s(&l);
         let out = gpu.buffer(n * 17 * 8);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "f64_ops",
             grid1(n as u32, 64),
@@ -292,8 +286,7 @@ fn f64_ops_are_correctly_rounded() {
                 Arg::Ptr(out.va),
                 Arg::U32(n as u32),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u64s();
         for i in 0..n {
             let (a, b, c) = (a[i], b[i], c[i]);
@@ -364,7 +357,7 @@ fn f32_math_builtins_within_isa_precision() {
         bx.write_f32s(&x);
         let bk = gpu.buffer_u32(&k);
         let out = gpu.buffer(n * 12 * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "f32_math",
             grid1(n as u32, 64),
@@ -375,8 +368,7 @@ fn f32_math_builtins_within_isa_precision() {
                 Arg::Ptr(out.va),
                 Arg::U32(n as u32),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u32s();
         let ulps = |g: u32, want: f64| -> u64 {
             let w = want as f32;
@@ -459,8 +451,7 @@ fn f16_packed_math() {
         let iout = gpu.buffer(n * 4 * 4);
         let mut args: Vec<Arg> = bufs.iter().map(|b| Arg::Ptr(b.va)).collect();
         args.extend([Arg::Ptr(out.va), Arg::Ptr(iout.va), Arg::U32(n as u32)]);
-        gpu.dispatch(&co, "f16_packed", grid1(n as u32, 64), [64, 1, 1], &args)
-            .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        gpu.run(&co, "f16_packed", grid1(n as u32, 64), [64, 1, 1], &args);
         let (o, q) = (out.u32s(), iout.u32s());
         let half = |v: u32, j: u32| (v >> (16 * j)) as u16;
         let to = |x: f64| f32_to_f16(x as f32);

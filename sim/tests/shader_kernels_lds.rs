@@ -22,14 +22,13 @@ fn reduce_lds_sums_each_workgroup() {
         let bx = gpu.buffer_u32(&x);
         let groups = n.div_ceil(256);
         let partial = gpu.buffer(groups * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "reduce_lds",
             [(groups * 256) as u32, 1, 1],
             [256, 1, 1],
             &[Arg::Ptr(bx.va), Arg::Ptr(partial.va), Arg::U32(n as u32)],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = partial.u32s();
         for g in 0..groups {
             let want = x[256 * g..(256 * g + 256).min(n)]
@@ -48,14 +47,13 @@ fn lds_scan_prefix_sums() {
         let x = random(n, 2);
         let bx = gpu.buffer_u32(&x);
         let out = gpu.buffer(n * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "lds_scan",
             [(n as u32).next_multiple_of(256), 1, 1],
             [256, 1, 1],
             &[Arg::Ptr(bx.va), Arg::Ptr(out.va), Arg::U32(n as u32)],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u32s();
         for i in 0..n {
             let g = i / 256 * 256;
@@ -73,14 +71,13 @@ fn lds_transpose_through_a_tile() {
         let x = random((w * h) as usize, 3);
         let bx = gpu.buffer_u32(&x);
         let out = gpu.buffer((w * h) as usize * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "lds_transpose",
             [w, h, 1],
             [16, 16, 1],
             &[Arg::Ptr(bx.va), Arg::Ptr(out.va), Arg::U32(w), Arg::U32(h)],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u32s();
         for y in 0..h {
             for xx in 0..w {
@@ -100,7 +97,7 @@ fn dynamic_lds_follows_static_lds() {
             let x = random(n as usize, u64::from(wg));
             let bx = gpu.buffer_u32(&x);
             let out = gpu.buffer(n as usize * 4);
-            gpu.dispatch_opts(
+            gpu.run_opts(
                 &co,
                 "dynamic_lds",
                 [n, 1, 1],
@@ -110,8 +107,7 @@ fn dynamic_lds_follows_static_lds() {
                     dynamic_lds: 4 * wg,
                     ..Opts::default()
                 },
-            )
-            .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+            );
             let got = out.u32s();
             for g in 0..groups {
                 for l in 0..wg {
@@ -139,7 +135,7 @@ fn lds_atomics_within_a_workgroup() {
         let out = gpu.buffer(8 * groups * 4);
         let ranks = gpu.buffer(n * 4);
         let won = gpu.buffer(n * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "atomics_lds",
             [n as u32, 1, 1],
@@ -150,8 +146,7 @@ fn lds_atomics_within_a_workgroup() {
                 Arg::Ptr(ranks.va),
                 Arg::Ptr(won.va),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let (o, r, w) = (out.u32s(), ranks.u32s(), won.u32s());
         for g in 0..groups {
             let vals = &x[256 * g..256 * g + 256];
@@ -185,14 +180,13 @@ fn cross_lane_operations() {
         let bx = gpu.buffer_u32(&x);
         let out = gpu.buffer(n * 16 * 4);
         let ballot = gpu.buffer(n * 8);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "cross_lane",
             [n as u32, 1, 1],
             [64, 1, 1],
             &[Arg::Ptr(bx.va), Arg::Ptr(out.va), Arg::Ptr(ballot.va)],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let (o, b) = (out.u32s(), ballot.u64s());
         for i in 0..n {
             let l = i % 64;

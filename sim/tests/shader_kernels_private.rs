@@ -7,11 +7,7 @@
 
 mod shader_support;
 
-use shader_support::{Arg, Rng, for_each_build};
-
-fn grid1(n: u32, wg: u32) -> [u32; 3] {
-    [n.next_multiple_of(wg), 1, 1]
-}
+use shader_support::{Arg, Rng, for_each_build, grid1};
 
 #[test]
 fn private_array_in_scratch() {
@@ -22,14 +18,13 @@ fn private_array_in_scratch() {
         let idx: Vec<u32> = (0..16 * n).map(|_| rng.next_u32()).collect();
         let bi = gpu.buffer_u32(&idx);
         let out = gpu.buffer(2 * n * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "private_array",
             grid1(n as u32, 64),
             [64, 1, 1],
             &[Arg::Ptr(bi.va), Arg::Ptr(out.va), Arg::U32(n as u32)],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u32s();
         for i in 0..n {
             let iu = i as u32;
@@ -64,14 +59,13 @@ fn spilled_vgprs_survive() {
         let x: Vec<u32> = (0..48 * n).map(|_| rng.next_u32()).collect();
         let bx = gpu.buffer_u32(&x);
         let out = gpu.buffer(n * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "spill",
             grid1(n as u32, 64),
             [64, 1, 1],
             &[Arg::Ptr(bx.va), Arg::Ptr(out.va), Arg::U32(n as u32)],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u32s();
         for i in 0..n {
             let mut a: Vec<u32> = x[48 * i..48 * i + 48].to_vec();
@@ -100,14 +94,13 @@ fn device_calls_with_stack_frames() {
         let x: Vec<u32> = (0..n + 8).map(|_| rng.next_u32()).collect();
         let bx = gpu.buffer_u32(&x);
         let out = gpu.buffer(n * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "device_call",
             grid1(n as u32, 64),
             [64, 1, 1],
             &[Arg::Ptr(bx.va), Arg::Ptr(out.va), Arg::U32(n as u32)],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u32s();
         for i in 0..n {
             let a = x[i];
@@ -140,7 +133,7 @@ fn indirect_calls_through_a_table() {
         let sel: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
         let (ba, bb, bs) = (gpu.buffer_u32(&a), gpu.buffer_u32(&b), gpu.buffer_u32(&sel));
         let out = gpu.buffer(n * 4);
-        gpu.dispatch(
+        gpu.run(
             &co,
             "indirect_call",
             grid1(n as u32, 64),
@@ -152,8 +145,7 @@ fn indirect_calls_through_a_table() {
                 Arg::Ptr(out.va),
                 Arg::U32(n as u32),
             ],
-        )
-        .unwrap_or_else(|e| panic!("{} {v}: {e}", gpu.dir()));
+        );
         let got = out.u32s();
         for i in 0..n {
             let want = match sel[i] & 3 {

@@ -16,7 +16,8 @@ use amdgpu_sim::host_vm::{HostBuffer, HostVm};
 use amdgpu_sim::shader::Gfx9ShaderCore;
 use amdgpu_sim::target::GfxTarget;
 use amdgpu_sim::vm::MemoryFault;
-use aql::KernelDispatchPacket;
+use aql::packet::dispatch_setup;
+use aql::{FenceScope, Header, KernelDispatchPacket, PacketType};
 use zerocopy::IntoBytes;
 
 /// A mapped test buffer: the simulator's [`HostBuffer`] with typed helpers.
@@ -122,8 +123,15 @@ pub struct Opts {
 
 /// A loaded code object.
 pub struct Loaded {
+    /// Its file name under `bin/<target>/` (for messages).
+    pub file: String,
     pub image: LoadedImage,
     pub memory: Buffer,
+}
+
+/// A 1-D grid of `n` work-items rounded up to whole workgroups of `wg`.
+pub fn grid1(n: u32, wg: u32) -> [u32; 3] {
+    [n.next_multiple_of(wg), 1, 1]
 }
 
 /// Where the committed test code objects are.
@@ -195,7 +203,38 @@ impl Gpu {
             .load(&mut staging, memory.va, externals)
             .unwrap_or_else(|e| panic!("{file}: load: {e}"));
         memory.write(0, &staging);
-        Loaded { image, memory }
+        Loaded {
+            file: file.to_owned(),
+            image,
+            memory,
+        }
+    }
+
+    /// Dispatch a kernel that must complete; a failure panics naming the target, the code
+    /// object and the kernel.
+    pub fn run(
+        &self,
+        loaded: &Loaded,
+        kernel: &str,
+        grid: [u32; 3],
+        workgroup: [u32; 3],
+        args: &[Arg],
+    ) -> DispatchStats {
+        self.run_opts(loaded, kernel, grid, workgroup, args, Opts::default())
+    }
+
+    /// [`Gpu::run`] with [`Opts`].
+    pub fn run_opts(
+        &self,
+        loaded: &Loaded,
+        kernel: &str,
+        grid: [u32; 3],
+        workgroup: [u32; 3],
+        args: &[Arg],
+        opts: Opts,
+    ) -> DispatchStats {
+        self.dispatch_opts(loaded, kernel, grid, workgroup, args, opts)
+            .unwrap_or_else(|e| panic!("{} {} {kernel}: {e}", self.dir(), loaded.file))
     }
 
     pub fn dispatch(
@@ -314,8 +353,12 @@ impl Gpu {
             }
         };
         let packet = KernelDispatchPacket {
-            header: 2 | 1 << 8 | 2 << 9 | 2 << 11,
-            setup: dims as u16,
+            header: Header::new(PacketType::KERNEL_DISPATCH)
+                .with_barrier(true)
+                .with_acquire(FenceScope::System)
+                .with_release(FenceScope::System)
+                .0,
+            setup: dispatch_setup(dims as u16),
             workgroup_size_x: workgroup[0] as u16,
             workgroup_size_y: workgroup[1] as u16,
             workgroup_size_z: workgroup[2] as u16,
@@ -431,8 +474,8 @@ impl Gpu {
         let args = self.buffer(kernarg.len().max(16));
         args.write(0, kernarg);
         let packet = KernelDispatchPacket {
-            header: 2,
-            setup: 1,
+            header: Header::new(PacketType::KERNEL_DISPATCH).0,
+            setup: dispatch_setup(1),
             workgroup_size_x: workgroup[0] as u16,
             workgroup_size_y: workgroup[1] as u16,
             workgroup_size_z: workgroup[2] as u16,
