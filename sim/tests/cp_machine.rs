@@ -17,13 +17,15 @@ use amdgpu_sim::dispatch::{
 };
 use amdgpu_sim::vm::GpuVm;
 use aql::packet::dispatch_setup;
-use aql::queue::queue_error;
-use aql::{BarrierPacket, Header, KernelDispatchPacket, PacketType};
+use aql::queue::{
+    AmdQueue, HsaQueue, READ_DISPATCH_ID_OFFSET, WRITE_DISPATCH_ID_OFFSET, queue_error,
+};
+use aql::{AmdSignal, BarrierPacket, FenceScope, Header, KernelDispatchPacket, PacketType};
 use common::{Bo, QueueBuffers, Session, small_config};
 use kfd::abi::mmap_offset::split_doorbell_offset;
 use kfd::abi::{EventData, EventType, WaitResult};
 use kfd::ioctls;
-use zerocopy::IntoBytes;
+use zerocopy::{Immutable, IntoBytes};
 
 /// WAIT_EVENTS timeout: a hang guard only.
 const WAIT_MS: u32 = 60_000;
@@ -70,12 +72,15 @@ struct EventSignal {
     event_id: u32,
 }
 
+/// Offset of `value` in `amd_signal_t`.
+const SIGNAL_VALUE: u64 = std::mem::offset_of!(AmdSignal, value) as u64;
+
 impl EventSignal {
     fn value(&self) -> i64 {
-        word(self.handle + 8).load(Ordering::SeqCst) as i64
+        word(self.handle + SIGNAL_VALUE).load(Ordering::SeqCst) as i64
     }
     fn set(&self, value: i64) {
-        word(self.handle + 8).store(value as u64, Ordering::SeqCst);
+        word(self.handle + SIGNAL_VALUE).store(value as u64, Ordering::SeqCst);
     }
 }
 
@@ -98,13 +103,14 @@ impl<'a> Signals<'a> {
             .expect("event");
         let handle = self.page.va + 64 * self.next;
         self.next += 1;
-        word(handle).store(1, Ordering::SeqCst); // AMD_SIGNAL_KIND_USER
-        word(handle + 8).store(value as u64, Ordering::SeqCst);
-        word(handle + 0x10).store(
-            self.event_page.va + 8 * u64::from(event.event_slot_index),
-            Ordering::SeqCst,
-        );
-        store_u32(handle + 0x18, event.event_id, Ordering::SeqCst);
+        let signal = AmdSignal {
+            kind: 1, // AMD_SIGNAL_KIND_USER
+            value,
+            event_mailbox_ptr: self.event_page.va + 8 * u64::from(event.event_slot_index),
+            event_id: event.event_id,
+            ..AmdSignal::default()
+        };
+        write_bytes(handle, signal.as_bytes());
         EventSignal {
             handle,
             event_id: event.event_id,
@@ -137,12 +143,19 @@ impl<'a> IoctlQueue<'a> {
         for i in 0..slots {
             store_u32(buffers.ring.va + 64 * i, 1, Ordering::Relaxed); // INVALID
         }
-        let descriptor = buffers.pointers.va;
         let inactive = signals.signal(0);
-        word(descriptor + 0x08).store(buffers.ring.va, Ordering::Relaxed);
-        store_u32(descriptor + 0x18, slots as u32, Ordering::Relaxed);
-        store_u32(descriptor + 0x88, 0x80, Ordering::Relaxed);
-        word(descriptor + 0xC0).store(inactive.handle, Ordering::Release);
+        let descriptor = AmdQueue {
+            hsa_queue: HsaQueue {
+                base_address: buffers.ring.va,
+                size: slots as u32,
+                ..HsaQueue::default()
+            },
+            read_dispatch_id_field_base_byte_offset: READ_DISPATCH_ID_OFFSET as u32,
+            queue_inactive_signal: inactive.handle,
+            ..AmdQueue::default()
+        };
+        // CREATE_QUEUE, which starts the processor, orders these stores before its reads.
+        write_bytes(buffers.pointers.va, descriptor.as_bytes());
         let mut args = s.queue_args(&buffers);
         s.create_queue(&mut args).expect("CREATE_QUEUE");
         let (_, in_slice) = split_doorbell_offset(args.doorbell_offset);
@@ -159,12 +172,14 @@ impl<'a> IoctlQueue<'a> {
     }
 
     fn read_index(&self) -> u64 {
-        word(self.buffers.pointers.va + 0x80).load(Ordering::SeqCst)
+        word(self.buffers.pointers.va + READ_DISPATCH_ID_OFFSET as u64).load(Ordering::SeqCst)
     }
 
     /// Reserve, write, publish, ring: the producer protocol of aql.md §1.6.
-    fn submit(&self, packet: &[u8; 64]) -> u64 {
-        let index = word(self.buffers.pointers.va + 0x38).fetch_add(1, Ordering::AcqRel);
+    fn submit<P: IntoBytes + Immutable>(&self, packet: &P) -> u64 {
+        let packet: &[u8; 64] = packet.as_bytes().try_into().expect("a 64-byte packet");
+        let index = word(self.buffers.pointers.va + WRITE_DISPATCH_ID_OFFSET as u64)
+            .fetch_add(1, Ordering::AcqRel);
         assert!(index - self.read_index() < self.slots, "room in the ring");
         let slot = self.buffers.ring.va + 64 * (index % self.slots);
         for i in 1..8 {
@@ -186,6 +201,13 @@ impl<'a> IoctlQueue<'a> {
         self.s.sys().notify_doorbell(self.doorbell, index);
         index
     }
+}
+
+/// Copy `bytes` to CPU-mapped device memory at `va` before the device looks at it.
+fn write_bytes(va: u64, bytes: &[u8]) {
+    // SAFETY: every address passed is inside a BO the test mapped for the CPU at its GPU
+    // address, with room for `bytes`, and no device engine reads it yet.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), va as *mut u8, bytes.len()) };
 }
 
 fn bo_bytes(bo: &Bo) -> &'static mut [u8] {
@@ -259,12 +281,18 @@ impl LoadedKernel {
     }
 
     /// A barrier-bit, system-scope dispatch of a 1-D grid.
-    fn packet(&self, kernarg: &Bo, groups: u32, group: u16, completion: u64) -> [u8; 64] {
-        bytes(&KernelDispatchPacket {
+    fn packet(
+        &self,
+        kernarg: &Bo,
+        groups: u32,
+        group: u16,
+        completion: u64,
+    ) -> KernelDispatchPacket {
+        KernelDispatchPacket {
             header: Header::new(PacketType::KERNEL_DISPATCH)
                 .with_barrier(true)
-                .with_acquire(aql::FenceScope::System)
-                .with_release(aql::FenceScope::System)
+                .with_acquire(FenceScope::System)
+                .with_release(FenceScope::System)
                 .0,
             setup: dispatch_setup(1),
             workgroup_size_x: group,
@@ -279,24 +307,20 @@ impl LoadedKernel {
             kernarg_address: kernarg.va,
             completion_signal: completion,
             ..KernelDispatchPacket::default()
-        })
+        }
     }
 }
 
-fn bytes<T: IntoBytes + zerocopy::Immutable>(packet: &T) -> [u8; 64] {
-    packet.as_bytes().try_into().expect("64-byte packet")
-}
-
-fn barrier_and(deps: [u64; 5], completion: u64) -> [u8; 64] {
-    bytes(&BarrierPacket {
+fn barrier_and(deps: [u64; 5], completion: u64) -> BarrierPacket {
+    BarrierPacket {
         header: Header::new(PacketType::BARRIER_AND)
-            .with_acquire(aql::FenceScope::System)
-            .with_release(aql::FenceScope::System)
+            .with_acquire(FenceScope::System)
+            .with_release(FenceScope::System)
             .0,
         dep_signal: deps,
         completion_signal: completion,
         ..BarrierPacket::default()
-    })
+    }
 }
 
 /// A shader core that only records what it is asked to run.
@@ -361,45 +385,12 @@ fn a_dispatch_of_the_loaded_empty_kernel_reaches_the_shader_core_and_completes()
     let s = session(shader.clone());
     let mut signals = Signals::new(&s);
     let queue = IoctlQueue::new(&s, &mut signals);
-
-    let code = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/kernels/bin/gfx90a/empty.co5"
-    ))
-    .expect("tests/kernels/bin/gfx90a/empty.co5");
-    let code_object = amdgpu_loader::CodeObject::parse(&code).expect("parse");
-    let image_bo = s.gtt(code_object.image_size().next_multiple_of(4096));
-    // SAFETY: the BO is CPU-mapped read-write at its VA for its whole size.
-    let image_memory =
-        unsafe { std::slice::from_raw_parts_mut(image_bo.va as *mut u8, image_bo.size as usize) };
-    let image = code_object
-        .load(image_memory, image_bo.va, &amdgpu_loader::NoExternals)
-        .expect("load");
-    let kernel = image.kernel("empty").expect("the empty kernel");
-    let kernarg = s.gtt(4096);
+    let kernel = load_kernel(&s, "gfx90a/empty.co5", "empty");
+    let kernarg = kernel.kernarg(&s, &[], 1, 64);
 
     let done = signals.signal(1);
-    let packet = KernelDispatchPacket {
-        header: Header::new(PacketType::KERNEL_DISPATCH)
-            .with_barrier(true)
-            .with_acquire(aql::FenceScope::System)
-            .with_release(aql::FenceScope::System)
-            .0,
-        setup: dispatch_setup(1),
-        workgroup_size_x: 64,
-        workgroup_size_y: 1,
-        workgroup_size_z: 1,
-        grid_size_x: 64,
-        grid_size_y: 1,
-        grid_size_z: 1,
-        group_segment_size: kernel.group_segment_size,
-        private_segment_size: kernel.private_segment_size,
-        kernel_object: kernel.descriptor_address,
-        kernarg_address: kernarg.va,
-        completion_signal: done.handle,
-        ..KernelDispatchPacket::default()
-    };
-    let index = queue.submit(&bytes(&packet));
+    let packet = kernel.packet(&kernarg, 1, 64, done.handle);
+    let index = queue.submit(&packet);
     wait_event(&s, done.event_id);
 
     assert_eq!(done.value(), 0);

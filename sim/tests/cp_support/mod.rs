@@ -21,7 +21,7 @@ use amdgpu_sim::queue::{QueueEngine, QueueSpec, RunningQueue};
 use amdgpu_sim::target::GfxTarget;
 use amdgpu_sim::vm::{Access, GpuVm, HostSpan, MemoryFault};
 use aql::packet::dispatch_setup;
-use aql::queue::AmdQueue;
+use aql::queue::{AmdQueue, HsaQueue};
 use aql::{
     AmdFormat, AmdSignal, BarrierPacket, BarrierValuePacket, Header, KernelDispatchPacket,
     PacketType, RawPacket,
@@ -45,7 +45,6 @@ pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
-/// Zeroed host memory, page aligned.
 /// The bench's device memory: the simulator's [`HostVm`] (GPU address = host address) with
 /// typed atomic accessors by GPU address.
 #[derive(Default)]
@@ -119,6 +118,12 @@ impl DeviceVm {
 
     pub fn store_i64(&self, va: u64, value: i64) {
         self.store_u64(va, value as u64);
+    }
+
+    /// Copy `bytes` to `va` (relaxed byte stores), for structures no engine reads yet.
+    pub fn write(&self, va: u64, bytes: &[u8]) {
+        let (buffer, at) = self.at(va);
+        buffer.write(at, bytes);
     }
 
     /// Write the words of a packet body (bytes 4..64) with plain-order atomic stores.
@@ -462,26 +467,32 @@ impl Bench {
 
     /// A user signal with `value` and no mailbox.
     pub fn signal(&self, value: i64) -> TestSignal {
-        let va = self.vm.alloc(64);
-        self.vm.store_u64(va, 1); // kind USER
-        self.vm.store_i64(va + signal_field::VALUE, value);
-        TestSignal {
-            handle: va,
-            mailbox: None,
-            event_id: 0,
-        }
+        self.user_signal(value, None)
     }
 
     /// A user signal with `value` and an event mailbox (a fresh event id).
     pub fn interrupt_signal(&self, value: i64) -> TestSignal {
-        let mut signal = self.signal(value);
         let event_id = self.next_event.fetch_add(1, Ordering::SeqCst);
-        let mailbox = self.event_page + 8 * u64::from(event_id);
-        self.vm.store_u64(signal.handle + 0x10, mailbox);
-        self.vm.store_u32(signal.handle + 0x18, event_id);
-        signal.mailbox = Some(mailbox);
-        signal.event_id = event_id;
-        signal
+        self.user_signal(value, Some(event_id))
+    }
+
+    fn user_signal(&self, value: i64, event_id: Option<u32>) -> TestSignal {
+        let handle = self.vm.alloc(64);
+        let mailbox = event_id.map(|id| self.event_page + 8 * u64::from(id));
+        let signal = AmdSignal {
+            kind: 1, // AMD_SIGNAL_KIND_USER
+            value,
+            event_mailbox_ptr: mailbox.unwrap_or(0),
+            event_id: event_id.unwrap_or(0),
+            ..AmdSignal::default()
+        };
+        // A fresh mapping: no engine has its address yet.
+        self.vm.write(handle, signal.as_bytes());
+        TestSignal {
+            handle,
+            mailbox,
+            event_id: event_id.unwrap_or(0),
+        }
     }
 
     pub fn value(&self, signal: TestSignal) -> i64 {
@@ -531,10 +542,18 @@ impl TestQueue {
             vm.store_u32(ring + 64 * i, u32::from(PacketType::INVALID.0));
         }
         let inactive = bench.interrupt_signal(0);
-        vm.store_u64(descriptor + 0x08, ring);
-        vm.store_u32(descriptor + 0x18, slots as u32);
-        vm.store_u32(descriptor + 0x88, field::READ_DISPATCH_ID as u32);
-        vm.store_u64(descriptor + field::QUEUE_INACTIVE_SIGNAL, inactive.handle);
+        let amd_queue = AmdQueue {
+            hsa_queue: HsaQueue {
+                base_address: ring,
+                size: slots as u32,
+                ..HsaQueue::default()
+            },
+            read_dispatch_id_field_base_byte_offset: field::READ_DISPATCH_ID as u32,
+            queue_inactive_signal: inactive.handle,
+            ..AmdQueue::default()
+        };
+        // The engine's thread starts below: its spawn orders these stores before its reads.
+        vm.write(descriptor, amd_queue.as_bytes());
         let doorbell = Box::new(AtomicU64::new(0));
         let queue_id = QUEUE_IDS.fetch_add(1, Ordering::SeqCst);
         let spec = QueueSpec {
