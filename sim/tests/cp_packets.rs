@@ -491,8 +491,13 @@ fn many_producers_share_a_small_ring() {
     }
     for signal in &signals {
         assert_eq!(bench.value(*signal), 0);
+        // A completion's interrupt follows its decrement: wait for the last one.
+        let interrupt = Interrupt::EndOfPipe(signal.event_id);
+        wait_for("every completion's interrupt", || {
+            bench.sink.count(interrupt) >= EACH as usize
+        });
         assert_eq!(
-            bench.sink.count(Interrupt::EndOfPipe(signal.event_id)),
+            bench.sink.count(interrupt),
             EACH as usize,
             "one interrupt per completion"
         );

@@ -176,7 +176,19 @@ impl RecordingSink {
     }
 
     pub fn wait_for(&self, interrupt: Interrupt) {
-        wait_for(&format!("{interrupt:?}"), || self.count(interrupt) > 0);
+        self.wait_for_match(&format!("{interrupt:?}"), |&i| i == interrupt);
+    }
+
+    /// Wait until an interrupt for which `matches` holds has arrived, and return it. The CP
+    /// raises a fault's interrupt after it posts the queue error, so a test that has seen the
+    /// error must still wait for the interrupt.
+    pub fn wait_for_match(&self, what: &str, matches: impl Fn(&Interrupt) -> bool) -> Interrupt {
+        let mut found = None;
+        wait_for(what, || {
+            found = self.log().into_iter().find(|i| matches(i));
+            found.is_some()
+        });
+        found.expect("found")
     }
 
     fn push(&self, interrupt: Interrupt) {
