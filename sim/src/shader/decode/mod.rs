@@ -13,8 +13,17 @@ use std::sync::OnceLock;
 
 pub use memory::ds_has_two_offsets;
 
-use crate::shader::isa::{Inst, Op};
+use crate::shader::isa::{Inst, Op, Targets};
 use crate::target::GfxTarget;
+
+/// One row of a generated opcode table: opcode number, opcode, the targets that have it.
+type OpcodeRow = (u16, Op, Targets);
+
+/// Where the VOPC, VOP2 and VOP1 opcodes sit in the VOP3 opcode space (GFX9): VOP3 re-encodes
+/// each of them at its own opcode plus this base, unless it has no e64 form
+/// ([`tables::NO_E64`]).
+const PROMOTED_TO_VOP3: [(&[OpcodeRow], u16); 3] =
+    [(tables::VOPC, 0), (tables::VOP2, 256), (tables::VOP1, 320)];
 
 /// Why words do not decode.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -127,7 +136,7 @@ pub(crate) struct Luts {
     pub has_e64: Box<[bool]>,
 }
 
-fn build(table: &[tables::Encoding], size: usize, target: GfxTarget) -> Box<[Option<Op>]> {
+fn build(table: &[OpcodeRow], size: usize, target: GfxTarget) -> Box<[Option<Op>]> {
     let mut lut = vec![None; size];
     for &(code, op, targets) in table {
         if targets.has(target) {
@@ -137,8 +146,21 @@ fn build(table: &[tables::Encoding], size: usize, target: GfxTarget) -> Box<[Opt
     lut.into_boxed_slice()
 }
 
+/// The VOP3 opcodes: the VOP3-only ones and the promoted VOPC, VOP2 and VOP1 ones.
+fn build_vop3(target: GfxTarget) -> Box<[Option<Op>]> {
+    let mut lut = build(tables::VOP3, 1024, target);
+    for (table, base) in PROMOTED_TO_VOP3 {
+        for &(code, op, targets) in table {
+            if targets.has(target) && !tables::NO_E64.contains(&op) {
+                lut[usize::from(base + code)] = Some(op);
+            }
+        }
+    }
+    lut
+}
+
 fn build_luts(target: GfxTarget) -> Luts {
-    let vop3 = build(tables::VOP3, 1024, target);
+    let vop3 = build_vop3(target);
     let mut has_e64 = vec![false; crate::shader::isa::Op::COUNT];
     for op in vop3.iter().flatten() {
         has_e64[*op as usize] = true;

@@ -2,6 +2,53 @@
 //! interpreter see it: opcodes with their operand signatures, and the decoded instruction.
 
 mod inst;
+
+/// Defines [`Op`] and its [`OpInfo`] table from the generated list in `opcode.rs`: one line per
+/// opcode, `Ident = "mnemonic", Family, [dst, sdst, src0, src1, src2];`.
+macro_rules! define_ops {
+    ($($id:ident = $name:literal, $fam:ident, [$d:ident, $sd:ident, $s0:ident, $s1:ident, $s2:ident];)*) => {
+        /// An opcode, independent of how it is encoded.
+        #[allow(missing_docs)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u16)]
+        pub enum Op {
+            $($id,)*
+        }
+
+        static INFO: &[$crate::shader::isa::OpInfo] = &[
+            $($crate::shader::isa::OpInfo {
+                name: $name,
+                family: $crate::shader::isa::Family::$fam,
+                sig: [
+                    $crate::shader::isa::Ty::$d,
+                    $crate::shader::isa::Ty::$sd,
+                    $crate::shader::isa::Ty::$s0,
+                    $crate::shader::isa::Ty::$s1,
+                    $crate::shader::isa::Ty::$s2,
+                ],
+            },)*
+        ];
+
+        impl Op {
+            /// Every opcode, in declaration order.
+            pub const ALL: &'static [Op] = &[$(Op::$id),*];
+
+            /// How many opcodes there are.
+            pub const COUNT: usize = Op::ALL.len();
+
+            /// Everything known about the opcode.
+            pub fn info(self) -> &'static $crate::shader::isa::OpInfo {
+                &INFO[self as usize]
+            }
+
+            /// The mnemonic without encoding suffix.
+            pub fn name(self) -> &'static str {
+                self.info().name
+            }
+        }
+    };
+}
+
 mod opcode;
 
 pub use inst::{

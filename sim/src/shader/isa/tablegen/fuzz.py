@@ -22,17 +22,30 @@ target_flag = {"gfx90a": "GFX90A", "gfx942": "GFX942"}[mcpu]
 
 # Valid opcode numbers per family and target, from the generated decode tables.
 ops = {}
+names = {}
+no_e64 = set()
 family = None
 for line in open(tables_path):
-    m = re.match(r"pub\(crate\) const (\w+): &\[Encoding\]", line)
+    m = re.match(r"pub\(crate\) const (\w+): &\[(\w+)\]", line)
     if m:
         family = m.group(1)
         ops[family] = []
+        names[family] = []
         continue
-    m = re.match(r"\s*\((\d+), Op::\w+, (\w+)\),", line)
+    m = re.match(r"\s*\((\d+), Op::(\w+), (\w+)\),", line)
     if m and family:
-        if m.group(2) in ("ALL", target_flag):
+        if m.group(3) in ("ALL", target_flag):
             ops[family].append(int(m.group(1)))
+            names[family].append(m.group(2))
+        continue
+    m = re.match(r"\s*Op::(\w+),", line)
+    if m and family == "NO_E64":
+        no_e64.add(m.group(1))
+# VOP3 also encodes the VOPC, VOP2 and VOP1 opcodes, at 0, 256 and 320, except the ones
+# without an e64 form (the decoder's PROMOTED_TO_VOP3).
+for fam, base in (("VOPC", 0), ("VOP2", 256), ("VOP1", 320)):
+    ops["VOP3"] += [base + c for c, n in zip(ops[fam], names[fam]) if n not in no_e64]
+ops["VOP3"].sort()
 
 INTERESTING_LITERALS = [
     0x3F800000, 0xBF000000, 0x40490FDB, 0x3E22F983, 0x00000001, 0xFFFFFFFF, 0x12345678,
