@@ -5,7 +5,20 @@
 //! objects with its own loader. Where no GPU exists, a simulator that executes the kernels'
 //! real machine code stands in for the kernel driver and the GPU.
 //!
+//! The safe API:
+//! - [`Device`]: the process-wide device, opened once and shared, torn down completely when
+//!   the last handle goes (or at [`Device::shutdown`]) and opened again at will;
+//! - [`GpuAgent`] and [`CpuAgent`]: what the device is made of;
+//! - [`Buffer`]: GPU-visible memory of every [`MemoryLocation`];
+//! - [`Queue`]: AQL queues, with typed [`QueueError`]s;
+//! - [`Signal`]: completion signals, waits and profiling timestamps.
+//!
+//! Every call on a handle of a shut-down device fails with [`ErrorKind::Closed`], and every
+//! call on a handle inherited across `fork()` with [`ErrorKind::ForkedChild`].
+//!
 //! The crates below this one are re-exported for users who need the raw layers.
+
+#![deny(unsafe_op_in_unsafe_fn)]
 
 pub use amdgpu_loader as loader;
 pub use amdgpu_sim as sim;
@@ -13,4 +26,17 @@ pub use aql;
 pub use drm_amdgpu;
 pub use kfd;
 
+pub mod agent;
 pub mod backend;
+mod buffer;
+mod device;
+mod error;
+pub mod queue;
+pub mod signal;
+
+pub use agent::{CpuAgent, GpuAgent, MemoryLocation, MemoryPool, QueueLimits};
+pub use buffer::Buffer;
+pub use device::Device;
+pub use error::{Error, ErrorKind, Result};
+pub use queue::{Queue, QueueError, QueueOptions};
+pub use signal::{Condition, MemoryOrder, Signal, Timestamps};

@@ -1,0 +1,441 @@
+//! AQL queues: a ring the host produces packets into and a GPU's command processor consumes,
+//! with the queue's error word watched by every wait on it.
+//!
+//! - [`error`]: what the CP reports when it stops a queue.
+//!
+//! Creating a queue: the kernel's memory for it (ring, `amd_queue_t` page, EOP buffer,
+//! context-save area) from `kfd`, every ring slot set INVALID, the `amd_queue_t` filled in
+//! (ring, size, profiling, apertures, and an interrupt signal as `queue_inactive_signal`, which
+//! the CP sets to its error word), then CREATE_QUEUE. Publishing is `aql`'s ring producer: a
+//! reservation, the packet body, one release store of the header, the doorbell. A wait on the
+//! queue sleeps on both the awaited signal's event and the error signal's, so an error ends it
+//! at once.
+
+pub(crate) mod error;
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use aql::packet::{BarrierValuePacket, KernelDispatchPacket, RawPacket};
+use aql::queue::{
+    AmdQueue, HSA_QUEUE_FEATURE_KERNEL_DISPATCH, HsaQueue, HsaQueueType, QueueProperties,
+    READ_DISPATCH_ID_OFFSET, WRITE_DISPATCH_ID_OFFSET,
+};
+use aql::ring::{RingError, RingProducer};
+use aql::signal::{Condition, MemoryOrder};
+use kfd::queue::{FULL_PERCENTAGE, NORMAL_PRIORITY};
+use kfd::{MemoryKind, QueueConfig};
+use tracing::{debug, warn};
+use zerocopy::IntoBytes;
+
+use crate::agent::GpuAgent;
+use crate::device::lifetime::{Owned, Wake};
+use crate::device::{Device, DeviceShared, Live, TeardownStage};
+use crate::error::{Error, Result};
+use crate::signal::{Signal, SignalState};
+pub use error::QueueError;
+
+/// How to make a queue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueOptions {
+    /// Ring size in packets: a power of two within the GPU's [`QueueLimits`].
+    ///
+    /// [`QueueLimits`]: crate::agent::QueueLimits
+    pub packets: u32,
+    /// Scheduling priority, 0 (lowest) to 15.
+    pub priority: u32,
+    /// Whether the CP writes start and end timestamps into completion signals.
+    pub profiling: bool,
+    /// CUs the queue may use (one bit per CU, 32 per word), or all.
+    pub cu_mask: Option<Vec<u32>>,
+}
+
+impl Default for QueueOptions {
+    fn default() -> Self {
+        Self {
+            packets: 1024,
+            priority: NORMAL_PRIORITY,
+            profiling: false,
+            cu_mask: None,
+        }
+    }
+}
+
+/// An AQL queue on one GPU. Any number of threads may submit to it at once. Cloning gives
+/// another handle to the same queue; it is destroyed when the last handle goes (or at
+/// [`Device::shutdown`]).
+#[derive(Clone)]
+pub struct Queue {
+    owned: Arc<Owned<QueueState>>,
+    gpu_id: u32,
+    queue_id: u32,
+    packets: u32,
+}
+
+/// The kernel objects of a queue. Fields drop in order: the producer (nothing to do), the
+/// queue (destroyed, then its memory freed), then the error signal the CP wrote to.
+pub(crate) struct QueueState {
+    producer: RingProducer<QueueDoorbell>,
+    queue: kfd::Queue,
+    inactive: SignalState,
+    /// The first error seen; every later wait reports it.
+    error: OnceLock<QueueError>,
+}
+
+impl Wake for QueueState {
+    fn wake(&self) {
+        if let Some(event) = self.inactive.event() {
+            let _ = event.set();
+        }
+    }
+}
+
+/// The doorbell as `aql`'s producer rings it.
+struct QueueDoorbell(kfd::Doorbell);
+
+impl aql::ring::Doorbell for QueueDoorbell {
+    fn ring(&self, write_index: u64) {
+        self.0.ring(write_index);
+    }
+}
+
+impl Device {
+    /// Create an AQL queue on `gpu`.
+    pub fn create_queue(&self, gpu: &GpuAgent, options: &QueueOptions) -> Result<Queue> {
+        let index = self.gpu_index(gpu)?;
+        let gpu = &self.shared().gpus()[index];
+        let limits = gpu.queues;
+        if !options.packets.is_power_of_two()
+            || options.packets < limits.min_packets
+            || options.packets > limits.max_packets
+        {
+            return Err(Error::InvalidArgument(format!(
+                "a queue of {} packets: the size must be a power of two from {} to {}",
+                options.packets, limits.min_packets, limits.max_packets
+            )));
+        }
+        if options.priority > 15 {
+            return Err(Error::InvalidArgument(format!(
+                "queue priority {}: the kernel takes 0 to 15",
+                options.priority
+            )));
+        }
+        let state = self
+            .shared()
+            .with_live(|live| QueueState::create(live, gpu.gpu_id, options))?;
+        let queue_id = state.queue.queue_id();
+        debug!(gpu_id = gpu.gpu_id, queue_id, packets = options.packets, "queue created");
+        Ok(Queue {
+            owned: Owned::new(self.shared(), TeardownStage::Queues, state),
+            gpu_id: gpu.gpu_id,
+            queue_id,
+            packets: options.packets,
+        })
+    }
+}
+
+impl QueueState {
+    fn create(live: &Live, gpu_id: u32, options: &QueueOptions) -> Result<Self> {
+        let what = || format!("a queue of {} packets on GPU {gpu_id:#x}", options.packets);
+        let memory = live
+            .kfd
+            .allocate_queue_memory(gpu_id, options.packets * 64, MemoryKind::GttFine)
+            .map_err(|e| Error::driver(what, e))?;
+        // Every slot INVALID: the CP stalls there until a producer publishes.
+        let invalid = RawPacket::invalid();
+        for slot in 0..u64::from(options.packets) {
+            memory
+                .ring()
+                .write(slot * 64, invalid.as_bytes())
+                .map_err(|e| Error::driver(what, e))?;
+        }
+        let inactive = SignalState::create(live, 0, true)?;
+        let apertures = *live
+            .kfd
+            .gpu(gpu_id)
+            .map_err(|e| Error::driver(what, e))?
+            .apertures();
+        let mut properties = QueueProperties::IS_PTR64;
+        if options.profiling {
+            properties |= QueueProperties::ENABLE_PROFILING;
+        }
+        let descriptor = AmdQueue {
+            hsa_queue: HsaQueue {
+                r#type: HsaQueueType::MULTI.0,
+                features: HSA_QUEUE_FEATURE_KERNEL_DISPATCH,
+                base_address: memory.ring().va(),
+                size: options.packets,
+                ..HsaQueue::default()
+            },
+            group_segment_aperture_base_hi: (apertures.lds_base >> 32) as u32,
+            private_segment_aperture_base_hi: (apertures.scratch_base >> 32) as u32,
+            read_dispatch_id_field_base_byte_offset: READ_DISPATCH_ID_OFFSET as u32,
+            queue_properties: properties.bits(),
+            queue_inactive_signal: inactive.view().handle(),
+            ..AmdQueue::default()
+        };
+        memory
+            .pointer_page()
+            .write(0, descriptor.as_bytes())
+            .map_err(|e| Error::driver(what, e))?;
+        let ring = memory.ring().host_ptr();
+        let descriptor_ptr = memory.pointer_page().host_ptr();
+        let queue = memory
+            .create_aql_queue(&QueueConfig {
+                read_pointer_offset: READ_DISPATCH_ID_OFFSET as u64,
+                write_pointer_offset: WRITE_DISPATCH_ID_OFFSET as u64,
+                priority: options.priority,
+                percentage: FULL_PERCENTAGE,
+            })
+            .map_err(|e| Error::driver(what, e))?;
+        if let Some(mask) = &options.cu_mask {
+            queue
+                .set_cu_mask(mask)
+                .map_err(|e| Error::driver(|| "the queue's CU mask".to_owned(), e))?;
+        }
+        let (Some(ring), Some(descriptor_ptr)) = (ring, descriptor_ptr) else {
+            return Err(Error::Driver(kfd::Error::Kernel(
+                "a queue's ring or descriptor has no CPU mapping".to_owned(),
+            )));
+        };
+        // SAFETY: `ring` is the CPU view of the ring buffer of `packets * 64` bytes
+        // (page-aligned, hence 64-aligned) and `descriptor_ptr` that of the page holding the
+        // amd_queue_t just written; both belong to `queue`, which this state owns and which
+        // is dropped after the producer; `packets` is a power of two and every slot is
+        // INVALID.
+        let producer = unsafe {
+            RingProducer::new(
+                ring,
+                options.packets,
+                descriptor_ptr.cast(),
+                QueueDoorbell(queue.doorbell().clone()),
+            )
+        };
+        Ok(Self {
+            producer,
+            queue,
+            inactive,
+            error: OnceLock::new(),
+        })
+    }
+
+    /// Fail if the CP has stopped the queue with an error.
+    fn check(&self, live: &Live, gpu_id: u32, queue_id: u32) -> Result<()> {
+        let to_error = |cause: &QueueError| Error::Queue {
+            gpu_id,
+            queue_id,
+            cause: cause.clone(),
+        };
+        if let Some(cause) = self.error.get() {
+            return Err(to_error(cause));
+        }
+        let word = self.inactive.view().load(MemoryOrder::Acquire);
+        let fault = if word & aql::queue::queue_error::MEMORY_VIOLATION != 0 {
+            live.memory_fault_address(gpu_id)
+        } else {
+            None
+        };
+        match QueueError::from_word(word, fault) {
+            None => Ok(()),
+            Some(cause) => {
+                let cause = self.error.get_or_init(|| {
+                    warn!(gpu_id, queue_id, %cause, "queue error");
+                    cause
+                });
+                Err(to_error(cause))
+            }
+        }
+    }
+}
+
+impl Queue {
+    /// The GPU it runs on.
+    pub fn gpu_id(&self) -> u32 {
+        self.gpu_id
+    }
+
+    /// The kernel's id of the queue.
+    pub fn queue_id(&self) -> u32 {
+        self.queue_id
+    }
+
+    /// Ring size in packets.
+    pub fn packets(&self) -> u32 {
+        self.packets
+    }
+
+    /// Publish `packet` (its header word last) and ring the doorbell; returns its index.
+    /// Waits while the ring is full; fails at once if the queue has stopped with an error or
+    /// the device was shut down.
+    pub fn submit(&self, packet: &RawPacket) -> Result<u64> {
+        self.submit_until(packet, None)
+    }
+
+    /// [`Queue::submit`], giving up on a full ring at `deadline`.
+    pub fn submit_until(&self, packet: &RawPacket, deadline: Option<Instant>) -> Result<u64> {
+        let device = self.owned.device();
+        self.owned.with_fast(|state| {
+            let abandon = || {
+                if device.is_closed() {
+                    Some("the device was shut down".to_owned())
+                } else if state.inactive.view().load(MemoryOrder::Relaxed) != 0 {
+                    Some("the queue stopped with an error".to_owned())
+                } else {
+                    None
+                }
+            };
+            state
+                .producer
+                .submit(packet, deadline, &abandon)
+                .map_err(|error| self.ring_error(device, state, error))
+        })
+    }
+
+    /// Publish a kernel-dispatch packet.
+    pub fn dispatch(&self, packet: &KernelDispatchPacket) -> Result<u64> {
+        self.submit(&RawPacket::from(*packet))
+    }
+
+    /// A barrier-AND packet: later packets wait until every signal in `deps` (at most 5) is
+    /// 0; `completion` is decremented when it is done.
+    pub fn barrier_and(&self, deps: &[&Signal], completion: Option<&Signal>) -> Result<u64> {
+        let packet = aql::builder::barrier_and(&handles(deps), completion.map_or(0, Signal::handle))
+            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        self.submit(&RawPacket::from(packet))
+    }
+
+    /// A barrier-OR packet: later packets wait until any signal in `deps` (at most 5) is 0.
+    pub fn barrier_or(&self, deps: &[&Signal], completion: Option<&Signal>) -> Result<u64> {
+        let packet = aql::builder::barrier_or(&handles(deps), completion.map_or(0, Signal::handle))
+            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        self.submit(&RawPacket::from(packet))
+    }
+
+    /// A barrier-value packet: later packets wait until `(signal & mask) <condition> value`.
+    pub fn barrier_value(
+        &self,
+        signal: &Signal,
+        condition: Condition,
+        value: i64,
+        mask: i64,
+        completion: Option<&Signal>,
+    ) -> Result<u64> {
+        let packet: BarrierValuePacket = aql::builder::barrier_value(
+            signal.handle(),
+            condition,
+            value,
+            mask,
+            completion.map_or(0, Signal::handle),
+        );
+        self.submit(&RawPacket::from(packet))
+    }
+
+    /// Wait until `signal <condition> compare`, at most `timeout`: like [`Signal::wait`],
+    /// but fails with the queue's error as soon as the CP stops this queue.
+    pub fn wait(
+        &self,
+        signal: &Signal,
+        condition: Condition,
+        compare: i64,
+        timeout: Option<Duration>,
+    ) -> Result<i64> {
+        let device = Arc::clone(self.owned.device());
+        self.owned.with(|state| {
+            device.with_live(|live| {
+                state.check(live, self.gpu_id, self.queue_id)?;
+                let check = || state.check(live, self.gpu_id, self.queue_id);
+                let outcome =
+                    signal.wait_with(condition, compare, timeout, state.inactive.event(), &check);
+                // An error that stopped the queue wins over the wait's own outcome.
+                state.check(live, self.gpu_id, self.queue_id)?;
+                outcome
+            })
+        })
+    }
+
+    /// Wait until every packet submitted so far has completed (a barrier-AND with a
+    /// completion signal, then a wait on it).
+    pub fn finish(&self, timeout: Option<Duration>) -> Result<()> {
+        let device = Device::from_shared(Arc::clone(self.owned.device()));
+        let done = device.signal(1)?;
+        self.barrier_and(&[], Some(&done))?;
+        self.wait(&done, Condition::Eq, 0, timeout).map(drop)
+    }
+
+    /// The error the CP stopped this queue with, if any.
+    pub fn error(&self) -> Result<Option<QueueError>> {
+        let device = Arc::clone(self.owned.device());
+        self.owned.with(|state| {
+            device.with_live(|live| match state.check(live, self.gpu_id, self.queue_id) {
+                Ok(()) => Ok(None),
+                Err(Error::Queue { cause, .. }) => Ok(Some(cause)),
+                Err(other) => Err(other),
+            })
+        })
+    }
+
+    /// The CP's read index (`read_dispatch_id`): packets below it have been consumed.
+    pub fn read_index(&self) -> Result<u64> {
+        self.owned.with_fast(|state| Ok(state.producer.read_index()))
+    }
+
+    /// The write index (`write_dispatch_id`): packets below it have been reserved.
+    pub fn write_index(&self) -> Result<u64> {
+        self.owned.with_fast(|state| Ok(state.producer.write_index()))
+    }
+
+    /// Change the queue's priority (0..=15) and time-slice share (0..=100; 0 suspends it).
+    pub fn update(&self, percentage: u32, priority: u32) -> Result<()> {
+        if percentage > 100 || priority > 15 {
+            return Err(Error::InvalidArgument(format!(
+                "percentage {percentage} (0..=100), priority {priority} (0..=15)"
+            )));
+        }
+        self.owned.with(|state| {
+            state
+                .queue
+                .update(percentage, priority)
+                .map_err(|e| Error::driver(|| "updating a queue".to_owned(), e))
+        })
+    }
+
+    /// Restrict the queue to the CUs whose bits are set (32 per word).
+    pub fn set_cu_mask(&self, mask: &[u32]) -> Result<()> {
+        self.owned.with(|state| {
+            state
+                .queue
+                .set_cu_mask(mask)
+                .map_err(|e| Error::driver(|| "setting a queue's CU mask".to_owned(), e))
+        })
+    }
+
+    fn ring_error(&self, device: &DeviceShared, state: &QueueState, error: RingError) -> Error {
+        match error {
+            RingError::Abandoned(_) if device.is_closed() => Error::Closed,
+            RingError::Abandoned(reason) => device
+                .with_live(|live| state.check(live, self.gpu_id, self.queue_id))
+                .err()
+                .unwrap_or(Error::InvalidArgument(reason)),
+            RingError::Timeout { .. } => Error::Timeout {
+                what: format!("room in queue {} ({error})", self.queue_id),
+                after: Duration::ZERO,
+            },
+            RingError::InvalidCount { .. } => Error::InvalidArgument(error.to_string()),
+        }
+    }
+}
+
+fn handles(signals: &[&Signal]) -> Vec<u64> {
+    signals.iter().map(|s| s.handle()).collect()
+}
+
+impl fmt::Debug for Queue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Queue")
+            .field("gpu_id", &format_args!("{:#x}", self.gpu_id))
+            .field("queue_id", &self.queue_id)
+            .field("packets", &self.packets)
+            .finish()
+    }
+}
