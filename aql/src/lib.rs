@@ -2,12 +2,14 @@
 //!
 //! - [`packet`]: the 64-byte packets and the bit fields of their headers;
 //! - [`queue`]: `amd_queue_t`, the queue descriptor, and the CP's queue-error words;
-//! - [`signal`]: the signal object, `amd_signal_t`.
+//! - [`signal`]: the signal object, `amd_signal_t`, atomic operations on it and host waits;
+//! - [`ring`]: the producer side of an AQL ring (reserve, write, publish, doorbell).
 //!
 //! This crate makes no system call; waiting in the kernel is a trait it is handed.
 
 pub mod packet;
 pub mod queue;
+pub mod ring;
 pub mod signal;
 
 pub use packet::{
@@ -15,4 +17,7 @@ pub use packet::{
     KernelDispatchPacket, PacketType, RawPacket, SignalCondition,
 };
 pub use queue::{AmdQueue, HsaQueue, QueueProperties};
-pub use signal::{AmdSignal, SignalKind};
+pub use ring::{Doorbell, RingError, RingProducer};
+pub use signal::{
+    AmdSignal, Condition, MemoryOrder, SignalKind, SignalRef, SignalSleeper, WaitError, init_signal,
+};
