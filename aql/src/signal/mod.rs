@@ -1,5 +1,16 @@
-//! `amd_signal_t`: the 64-byte signal object whose address is the HSA signal handle
-//! (aql.md §3.1). Layout per ROCr's `amd_hsa_signal.h`.
+//! Signals: `amd_signal_t`, the 64-byte signal object whose address is the HSA signal handle
+//! (aql.md §3.1, layout per ROCr's `amd_hsa_signal.h`), and what the host does with one:
+//!
+//! - [`SignalRef`] (module `view`): atomic operations on a signal the caller mapped, with HSA's
+//!   memory orders, its profiling timestamps and its event mailbox; [`init_signal`];
+//! - [`SignalRef::wait`] (module `wait`): host waits on a condition that spin for a short,
+//!   documented budget and then sleep in the kernel through a [`SignalSleeper`].
+
+mod view;
+mod wait;
+
+pub use view::{MemoryOrder, SignalRef, init_signal};
+pub use wait::{Condition, SLEEP_SLICE, SPIN_BUDGET, SignalSleeper, WaitError};
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
