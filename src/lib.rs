@@ -31,6 +31,7 @@ pub mod backend;
 mod buffer;
 mod device;
 mod error;
+pub mod executable;
 pub mod queue;
 pub mod signal;
 
@@ -38,5 +39,6 @@ pub use agent::{CpuAgent, GpuAgent, MemoryLocation, MemoryPool, QueueLimits};
 pub use buffer::Buffer;
 pub use device::Device;
 pub use error::{Error, ErrorKind, Result};
+pub use executable::{Executable, Kernel, Variable};
 pub use queue::{Queue, QueueError, QueueOptions};
 pub use signal::{Condition, MemoryOrder, Signal, Timestamps};

@@ -85,13 +85,13 @@ impl ObjectTable {
 }
 
 /// The kernel objects behind one handle, which a shutdown can take away.
-pub(crate) struct Owned<T: Send + Sync + 'static> {
+pub(crate) struct Owned<T: Send + Sync + Wake + 'static> {
     device: Arc<DeviceShared>,
     key: u64,
     state: RwLock<Option<T>>,
 }
 
-impl<T: Send + Sync + 'static> Owned<T> {
+impl<T: Send + Sync + Wake + 'static> Owned<T> {
     /// Register `value` with `device` under `stage`.
     pub(crate) fn new(device: &Arc<DeviceShared>, stage: Stage, value: T) -> Arc<Self> {
         Arc::new_cyclic(|weak: &Weak<Self>| {
@@ -166,7 +166,7 @@ impl<T: Send + Sync + Wake + 'static> Teardown for Owned<T> {
     }
 }
 
-impl<T: Send + Sync + 'static> Drop for Owned<T> {
+impl<T: Send + Sync + Wake + 'static> Drop for Owned<T> {
     fn drop(&mut self) {
         // The value goes first (its kernel objects), then the registration.
         drop(

@@ -29,7 +29,8 @@ use crate::agent::{self, CpuAgent, GpuAgent};
 use crate::backend;
 use crate::error::{Error, Result};
 use crate::signal::pool::SignalPool;
-use lifetime::{ObjectTable, Stage};
+pub(crate) use lifetime::Stage as TeardownStage;
+use lifetime::ObjectTable;
 use registry::Registry;
 
 /// A handle to the process-wide device: every GPU and CPU agent the kernel driver offers.
@@ -315,10 +316,6 @@ impl DeviceShared {
         &self.gpus
     }
 
-    pub(crate) fn sys(&self) -> &Arc<dyn Sys> {
-        &self.sys
-    }
-
     fn shutdown(self: &Arc<Self>) -> Result<()> {
         let mut registry = Registry::lock();
         if self.closed.swap(true, Ordering::AcqRel) {
@@ -375,6 +372,3 @@ impl Drop for DeviceShared {
         debug!("device torn down");
     }
 }
-
-/// The stage a handle type is emptied in at shutdown (re-exported for the object modules).
-pub(crate) use Stage as TeardownStage;

@@ -17,7 +17,8 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use aql::packet::{BarrierValuePacket, KernelDispatchPacket, RawPacket};
+use aql::builder::AqlPacket;
+use aql::packet::{BarrierValuePacket, KernelDispatchPacket, PacketType, RawPacket};
 use aql::queue::{
     AmdQueue, HSA_QUEUE_FEATURE_KERNEL_DISPATCH, HsaQueue, HsaQueueType, QueueProperties,
     READ_DISPATCH_ID_OFFSET, WRITE_DISPATCH_ID_OFFSET,
@@ -143,7 +144,8 @@ impl QueueState {
             .allocate_queue_memory(gpu_id, options.packets * 64, MemoryKind::GttFine)
             .map_err(|e| Error::driver(what, e))?;
         // Every slot INVALID: the CP stalls there until a producer publishes.
-        let invalid = RawPacket::invalid();
+        let mut invalid = RawPacket::default();
+        invalid.0[0] = u64::from(PacketType::INVALID.0);
         for slot in 0..u64::from(options.packets) {
             memory
                 .ring()
@@ -268,11 +270,12 @@ impl Queue {
     /// Publish `packet` (its header word last) and ring the doorbell; returns its index.
     /// Waits while the ring is full; fails at once if the queue has stopped with an error or
     /// the device was shut down.
-    pub fn submit(&self, packet: &RawPacket) -> Result<u64> {
-        self.submit_until(packet, None)
+    pub fn submit<P: AqlPacket>(&self, packet: &P) -> Result<u64> {
+        self.submit_until(&packet.to_raw(), None)
     }
 
-    /// [`Queue::submit`], giving up on a full ring at `deadline`.
+    /// Publish a packet given as its 64 bytes (the first 32-bit word last), giving up on a
+    /// full ring at `deadline` (`None`: wait for room as long as the queue works).
     pub fn submit_until(&self, packet: &RawPacket, deadline: Option<Instant>) -> Result<u64> {
         let device = self.owned.device();
         self.owned.with_fast(|state| {
@@ -294,7 +297,7 @@ impl Queue {
 
     /// Publish a kernel-dispatch packet.
     pub fn dispatch(&self, packet: &KernelDispatchPacket) -> Result<u64> {
-        self.submit(&RawPacket::from(*packet))
+        self.submit(packet)
     }
 
     /// A barrier-AND packet: later packets wait until every signal in `deps` (at most 5) is
@@ -302,14 +305,14 @@ impl Queue {
     pub fn barrier_and(&self, deps: &[&Signal], completion: Option<&Signal>) -> Result<u64> {
         let packet = aql::builder::barrier_and(&handles(deps), completion.map_or(0, Signal::handle))
             .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        self.submit(&RawPacket::from(packet))
+        self.submit(&packet)
     }
 
     /// A barrier-OR packet: later packets wait until any signal in `deps` (at most 5) is 0.
     pub fn barrier_or(&self, deps: &[&Signal], completion: Option<&Signal>) -> Result<u64> {
         let packet = aql::builder::barrier_or(&handles(deps), completion.map_or(0, Signal::handle))
             .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-        self.submit(&RawPacket::from(packet))
+        self.submit(&packet)
     }
 
     /// A barrier-value packet: later packets wait until `(signal & mask) <condition> value`.
@@ -328,7 +331,7 @@ impl Queue {
             mask,
             completion.map_or(0, Signal::handle),
         );
-        self.submit(&RawPacket::from(packet))
+        self.submit(&packet)
     }
 
     /// Wait until `signal <condition> compare`, at most `timeout`: like [`Signal::wait`],
