@@ -49,6 +49,21 @@ pub enum Error {
         /// What the command processor reported.
         cause: QueueError,
     },
+    /// The kernel driver stopped every queue of this process on a GPU after a memory fault
+    /// there (`kfd_process_vm_fault` evicts them), and keeps them stopped for the life of the
+    /// process: no queue of this process runs on that GPU again, even after a reopen. Other
+    /// GPUs are unaffected.
+    #[error(
+        "GPU {gpu_id:#x} stopped this process' queues after a memory fault{}: the kernel driver \
+         keeps them stopped for the life of the process",
+        match .fault_address { Some(a) => format!(" at {a:#x}"), None => String::new() }
+    )]
+    GpuStopped {
+        /// The GPU.
+        gpu_id: u32,
+        /// The faulting address KFD reported.
+        fault_address: Option<u64>,
+    },
     /// A wait ran out of time.
     #[error("timed out after {after:?} waiting for {what}")]
     Timeout {
@@ -84,6 +99,8 @@ pub enum ErrorKind {
     OutOfMemory,
     /// [`Error::Queue`].
     Queue,
+    /// [`Error::GpuStopped`].
+    GpuStopped,
     /// [`Error::Timeout`].
     Timeout,
     /// [`Error::InvalidArgument`].
@@ -104,6 +121,7 @@ impl Error {
             Self::ForkedChild { .. } => ErrorKind::ForkedChild,
             Self::OutOfMemory { .. } => ErrorKind::OutOfMemory,
             Self::Queue { .. } => ErrorKind::Queue,
+            Self::GpuStopped { .. } => ErrorKind::GpuStopped,
             Self::Timeout { .. } => ErrorKind::Timeout,
             Self::InvalidArgument(_) => ErrorKind::InvalidArgument,
             Self::Unsupported(_) => ErrorKind::Unsupported,

@@ -83,25 +83,23 @@ pub(crate) struct Live {
     faults: Mutex<Vec<MemoryExceptionData>>,
 }
 
-/// How long a queue error that says "memory fault" waits for KFD's fault report, which may
-/// come after the CP's error word.
-const FAULT_REPORT_WAIT: Duration = Duration::from_millis(200);
-
 impl Live {
-    /// The address of the latest memory fault KFD reported on `gpu_id`, waiting briefly for
-    /// the report if none has come yet.
-    pub(crate) fn memory_fault_address(&self, gpu_id: u32) -> Option<u64> {
+    /// The address of the latest memory fault KFD reported on `gpu_id`, waiting up to
+    /// `patience` for a report if none has come yet (the CP's error word and KFD's fault
+    /// report race). `None`: no fault on that GPU.
+    pub(crate) fn memory_fault(&self, gpu_id: u32, patience: Duration) -> Option<u64> {
         let mut faults = self.faults.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut waited = false;
+        let mut timeout = if faults.iter().any(|f| f.gpu_id == gpu_id) {
+            Duration::ZERO
+        } else {
+            patience
+        };
+        // Each firing of the (auto-reset) event carries the latest fault: collect them all.
         loop {
-            let timeout = if waited || faults.iter().any(|f| f.gpu_id == gpu_id) {
-                Duration::ZERO
-            } else {
-                FAULT_REPORT_WAIT
-            };
             match self.memory_faults.wait(Some(timeout)) {
                 Ok(outcome) if outcome.status == WaitStatus::Complete => {
                     if let Some(Some(EventException::Memory(data))) = outcome.exceptions.first() {
+                        warn!(gpu_id = data.gpu_id, va = data.va, "GPU memory fault");
                         faults.push(*data);
                     }
                 }
@@ -111,9 +109,20 @@ impl Live {
                     break;
                 }
             }
-            waited = true;
+            timeout = Duration::ZERO;
         }
         faults.iter().rev().find(|f| f.gpu_id == gpu_id).map(|f| f.va)
+    }
+
+    /// Fail if a memory fault on `gpu_id` made the kernel stop this process' queues there.
+    pub(crate) fn check_gpu_running(&self, gpu_id: u32) -> Result<()> {
+        match self.memory_fault(gpu_id, Duration::ZERO) {
+            None => Ok(()),
+            Some(address) => Err(Error::GpuStopped {
+                gpu_id,
+                fault_address: Some(address),
+            }),
+        }
     }
 }
 

@@ -37,6 +37,10 @@ use crate::error::{Error, Result};
 use crate::signal::{Signal, SignalState};
 pub use error::QueueError;
 
+/// How long a queue whose error word says "memory fault" waits for KFD's report of the
+/// address, which may come after the CP's word.
+const FAULT_REPORT_WAIT: Duration = Duration::from_millis(200);
+
 /// How to make a queue.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QueueOptions {
@@ -138,6 +142,7 @@ impl Device {
 
 impl QueueState {
     fn create(live: &Live, gpu_id: u32, options: &QueueOptions) -> Result<Self> {
+        live.check_gpu_running(gpu_id)?;
         let what = || format!("a queue of {} packets on GPU {gpu_id:#x}", options.packets);
         let memory = live
             .kfd
@@ -234,12 +239,13 @@ impl QueueState {
         }
         let word = self.inactive.view().load(MemoryOrder::Acquire);
         let fault = if word & aql::queue::queue_error::MEMORY_VIOLATION != 0 {
-            live.memory_fault_address(gpu_id)
+            live.memory_fault(gpu_id, FAULT_REPORT_WAIT)
         } else {
             None
         };
         match QueueError::from_word(word, fault) {
-            None => Ok(()),
+            // No error of its own; but a memory fault on the GPU stops every queue there.
+            None => live.check_gpu_running(gpu_id),
             Some(cause) => {
                 let cause = self.error.get_or_init(|| {
                     warn!(gpu_id, queue_id, %cause, "queue error");

@@ -16,6 +16,14 @@ pub fn machine() -> Machine {
     Machine::new(MachineConfig::mi210().with_compute_units(8).with_vram(1 << 30)).unwrap()
 }
 
+/// A device on a fresh simulated hive of `gpus` MI210s (XGMI peers).
+pub fn hive_device(gpus: usize) -> (Machine, Device) {
+    let machine =
+        Machine::new(MachineConfig::mi210_hive(gpus).with_compute_units(8).with_vram(1 << 30)).unwrap();
+    let device = Device::open_on(Arc::new(machine.clone())).unwrap();
+    (machine, device)
+}
+
 /// A device on a fresh simulated machine.
 pub fn device() -> (Machine, Device) {
     let machine = machine();
@@ -101,4 +109,34 @@ impl CounterDispatches {
         .build(&DispatchLimits::GFX9)
         .unwrap()
     }
+}
+
+/// A kernarg segment for `kernel` with its explicit arguments set to `args` (bytes each, at
+/// the metadata's offsets); hidden arguments stay zero.
+pub fn kernargs(device: &Device, gpu: &GpuAgent, kernel: &Kernel, args: &[&[u8]]) -> Buffer {
+    let segment = device
+        .alloc(gpu, MemoryLocation::Kernarg, (kernel.kernarg_size as usize).max(64))
+        .unwrap();
+    let explicit: Vec<_> = kernel
+        .args
+        .iter()
+        .filter(|a| !a.value_kind.is_hidden())
+        .collect();
+    assert_eq!(explicit.len(), args.len(), "argument count of {}", kernel.name);
+    for (arg, bytes) in explicit.iter().zip(args) {
+        assert_eq!(arg.size as usize, bytes.len(), "size of {:?}", arg.name);
+        segment.write(arg.offset as usize, bytes).unwrap();
+    }
+    segment
+}
+
+/// A one-dimensional dispatch of `kernel` with `segment` as its kernarg segment.
+pub fn dispatch_1d(kernel: &Kernel, segment: &Buffer, grid: u32, workgroup: u16, completion: u64) -> KernelDispatchPacket {
+    DispatchBuilder::new(kernel.kernel_object, segment.gpu_address())
+        .grid_1d(grid, workgroup)
+        .group_segment_size(kernel.group_segment_size)
+        .private_segment_size(kernel.private_segment_size)
+        .completion_signal(completion)
+        .build(&DispatchLimits::GFX9)
+        .unwrap()
 }
