@@ -49,12 +49,12 @@ impl Device {
         bytes: usize,
         executable: bool,
     ) -> Result<Buffer> {
+        let index = self.gpu_index(gpu)?;
         if bytes == 0 {
             return Err(Error::InvalidArgument(format!(
                 "a buffer of 0 bytes of {location}"
             )));
         }
-        let index = self.gpu_index(gpu)?;
         let gpu = &self.shared().gpus()[index];
         let kind = match location {
             MemoryLocation::Device if gpu.large_bar => MemoryKind::VramHostVisible,

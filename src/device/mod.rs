@@ -213,7 +213,9 @@ impl Device {
     }
 
     /// The agent of `gpu` on this device (callers may hold an agent of an older device).
+    /// Fails first if the device is closed or this is a fork child.
     pub(crate) fn gpu_index(&self, gpu: &GpuAgent) -> Result<usize> {
+        self.shared.check()?;
         self.shared
             .gpus
             .iter()
@@ -223,6 +225,15 @@ impl Device {
             })
     }
 }
+
+/// Two handles are equal when they are handles to the same open device.
+impl PartialEq for Device {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+}
+
+impl Eq for Device {}
 
 impl fmt::Debug for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

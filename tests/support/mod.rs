@@ -140,3 +140,21 @@ pub fn dispatch_1d(kernel: &Kernel, segment: &Buffer, grid: u32, workgroup: u16,
         .build(&DispatchLimits::GFX9)
         .unwrap()
 }
+
+/// What a process leaves in the simulated kernel once its device is torn down: the process
+/// binding (`/dev/kfd`, one render file per GPU, the event page and its CPU mapping).
+pub fn binding_only(gpus: u64) -> aqueduct::sim::ResourceCounts {
+    aqueduct::sim::ResourceCounts {
+        processes: 1,
+        buffer_objects: 1,
+        queues: 0,
+        events: 0,
+        cpu_mappings: 1,
+        open_files: 1 + gpus,
+    }
+}
+
+/// This process' id as the kernel (and the simulator) knows it.
+pub fn pid() -> i32 {
+    std::process::id() as i32
+}
