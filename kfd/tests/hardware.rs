@@ -1,5 +1,6 @@
 //! The simulator scenarios on a real GPU, through `/dev/kfd`. Where there is none, every test
-//! says so on stderr and passes without doing anything. The tests share one process binding
+//! says so on stderr and passes without doing anything, unless `AQUEDUCT_REQUIRE_HW` is set
+//! (any non-empty value): then every such skip fails. The tests share one process binding
 //! and run one at a time (one of them forks).
 
 mod common;
@@ -9,23 +10,28 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use common::{aql_queue, close, open, skip};
+use common::{aql_queue, close, open};
 use kfd::abi::EventType;
 use kfd::queue::FULL_PERCENTAGE;
 use kfd::{
     Allocation, Errno, Error, EventWait, Linux, MemoryKind, QueueConfig, Sys, WaitStatus, ioctls,
 };
 use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+use test_support::{fork, hardware};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// A SIGUSR1 handler that does nothing: the signal only interrupts system calls.
 extern "C" fn ignore(_: libc::c_int) {}
 
-/// The real kernel, or `None` (after saying why) where there is no GPU.
+/// How long the forked child may take before its watchdog fails it.
+const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The real kernel, or `None` (after saying why, or failing where hardware is required:
+/// `AQUEDUCT_REQUIRE_HW`) where there is no GPU.
 fn hardware(test: &str) -> Option<(MutexGuard<'static, ()>, Arc<dyn Sys>)> {
     if !Path::new(kfd::abi::sysfs::KFD_DEVICE_PATH).exists() {
-        skip(&format!("{test}: no /dev/kfd on this machine"));
+        hardware::skip(test, "no /dev/kfd on this machine");
         return None;
     }
     let guard = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
@@ -62,7 +68,7 @@ fn hardware_peer_mappings() {
     let kfd = open(&sys).unwrap();
     let ids: Vec<u32> = kfd.gpus().iter().map(kfd::Gpu::gpu_id).collect();
     if ids.len() < 2 {
-        skip("hardware_peer_mappings: one GPU only");
+        hardware::skip("hardware_peer_mappings", "one GPU only");
         close(kfd);
         return;
     }
@@ -181,26 +187,22 @@ fn hardware_fork_child_opens_afresh() {
     let bo = kfd
         .allocate(gpu, Allocation::new(MemoryKind::GttFine, 4096))
         .unwrap();
-    // SAFETY: this test holds the lock every other test of this binary takes first, so no
-    // other thread of ours is inside the driver; the child leaves with _exit.
-    match unsafe { nix::unistd::fork() }.expect("fork") {
-        nix::unistd::ForkResult::Child => {
-            let ok = matches!(
-                kfd.allocate(gpu, Allocation::new(MemoryKind::GttFine, 4096)),
-                Err(Error::ForkedChild { .. })
-            ) && matches!(bo.write(0, b"x"), Err(Error::ForkedChild { .. }))
-                && open(&sys).is_ok_and(|own| {
-                    common::exercise(&own);
-                    true
-                });
-            // SAFETY: ends the child without the harness or the parent's exit handlers.
-            unsafe { libc::_exit(i32::from(!ok)) }
+    // This test holds the lock every other test of this binary takes first, so no other
+    // thread of ours is inside the driver when it forks.
+    fork::assert_child_passes(CHILD_TIMEOUT, || {
+        match kfd.allocate(gpu, Allocation::new(MemoryKind::GttFine, 4096)) {
+            Err(Error::ForkedChild { .. }) => {}
+            other => return Err(format!("allocate on the inherited driver: {other:?}")),
         }
-        nix::unistd::ForkResult::Parent { child } => {
-            let status = nix::sys::wait::waitpid(child, None).expect("waitpid");
-            assert_eq!(status, nix::sys::wait::WaitStatus::Exited(child, 0));
+        match bo.write(0, b"x") {
+            Err(Error::ForkedChild { .. }) => {}
+            other => return Err(format!("write to an inherited buffer: {other:?}")),
         }
-    }
+        let own = open(&sys).map_err(|e| format!("open in the child: {e}"))?;
+        // Its assertions fail the test through the helper's panic report.
+        common::exercise(&own);
+        Ok(())
+    });
     bo.write(0, b"parent").unwrap();
     drop(bo);
     close(kfd);

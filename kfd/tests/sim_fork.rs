@@ -4,15 +4,16 @@
 
 mod common;
 
-use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
 use amdgpu_sim::{Machine, MachineConfig};
 use common::{aql_queue, open};
 use kfd::{Allocation, Errno, Error, Kfd, MemoryKind, Sys, WaitStatus, ioctls};
-use nix::sys::wait::{WaitStatus as ChildStatus, waitpid};
-use nix::unistd::{ForkResult, fork};
+use test_support::fork;
+
+/// How long the forked child may take before its watchdog fails it.
+const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn forked_child<T: std::fmt::Debug>(result: kfd::Result<T>, what: &str) -> Result<(), String> {
     match result {
@@ -73,48 +74,28 @@ fn a_fork_child_gets_a_clear_error_and_opens_afresh() {
     let parent = std::process::id() as i32;
     let before = machine.process_counts(parent);
 
-    // SAFETY: the child runs only this thread's code, then leaves with _exit; the simulator
-    // re-initialises its locks in the child (pthread_atfork) and the driver's registry lock is
-    // not held here.
-    match unsafe { fork() }.expect("fork") {
-        ForkResult::Child => {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-                child_checks(&sys, &machine, &kfd)?;
-                // What the child inherited fails cleanly too...
-                forked_child(bo.write(0, b"child"), "write through the mapping")?;
-                forked_child(event.set(), "set_event")?;
-                forked_child(queue.update(100, 7), "update_queue")?;
-                // ...and dropping it issues no ioctl (one would fail with EBADF and be
-                // recorded as a drop error).
-                drop((queue, event, mapping, bo));
-                match kfd.take_drop_errors() {
-                    errors if errors.is_empty() => Ok(()),
-                    errors => Err(format!("dropping inherited objects: {errors:?}")),
-                }
-            }));
-            let code = match outcome {
-                Ok(Ok(())) => 0,
-                Ok(Err(message)) => {
-                    let _ = std::io::stderr().write_all(format!("child: {message}\n").as_bytes());
-                    1
-                }
-                Err(_) => 2,
-            };
-            // SAFETY: ends the child without running the parent's exit handlers or the test
-            // harness.
-            unsafe { libc::_exit(code) }
+    // The child runs only this thread's code; the simulator re-initialises its locks in the
+    // child (pthread_atfork) and the driver's registry lock is not held here. The closure runs
+    // only in the child, so only the child takes the handles out of `held` and drops them.
+    let mut held = Some((queue, event, mapping, bo));
+    fork::assert_child_passes(CHILD_TIMEOUT, || {
+        let (queue, event, mapping, bo) = held.take().ok_or("no handles")?;
+        child_checks(&sys, &machine, &kfd)?;
+        // What the child inherited fails cleanly too...
+        forked_child(bo.write(0, b"child"), "write through the mapping")?;
+        forked_child(event.set(), "set_event")?;
+        forked_child(queue.update(100, 7), "update_queue")?;
+        // ...and dropping it issues no ioctl (one would fail with EBADF and be recorded as a
+        // drop error).
+        drop((queue, event, mapping, bo));
+        match kfd.take_drop_errors() {
+            errors if errors.is_empty() => Ok(()),
+            errors => Err(format!("dropping inherited objects: {errors:?}")),
         }
-        ForkResult::Parent { child } => {
-            let status = waitpid(child, None).expect("waitpid");
-            assert_eq!(
-                status,
-                ChildStatus::Exited(child, 0),
-                "see the child's stderr"
-            );
-        }
-    }
+    });
 
     // The parent's state is intact and usable.
+    let (queue, event, mapping, bo) = held.take().expect("the parent keeps its handles");
     assert_eq!(machine.process_counts(parent), before);
     let mut back = [0u8; 6];
     bo.read(0, &mut back).unwrap();

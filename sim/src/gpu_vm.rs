@@ -35,6 +35,10 @@ struct Mapping {
 #[derive(Debug, Default)]
 pub(crate) struct PageTable {
     mappings: RwLock<BTreeMap<u64, Mapping>>,
+    /// Ranges `[start, end)` the kernel maps for itself at ACQUIRE_VM (the CWSR trap handler's
+    /// TBA/TMA pages, on older kernels also the IB page): no user mapping may overlap them. The
+    /// simulator keeps no memory behind them (nothing it models reads the trap handler).
+    kernel_ranges: RwLock<Vec<(u64, u64)>>,
     generation: AtomicU64,
 }
 
@@ -65,7 +69,26 @@ impl PageTable {
             .range(..end)
             .next_back()
             .is_some_and(|(_, m)| m.span.va_end > va);
-        if overlaps { Err(Errno::EINVAL) } else { Ok(()) }
+        let overlaps_kernel = self
+            .kernel_ranges
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .any(|&(start, stop)| start < end && va < stop);
+        if overlaps || overlaps_kernel {
+            Err(Errno::EINVAL)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Map `[va, va + size)` for the kernel's own use (`kfd_process_alloc_gpuvm`): from now on
+    /// [`check`](Self::check) refuses user mappings that overlap it.
+    pub(crate) fn reserve_for_kernel(&self, va: u64, size: u64) {
+        self.kernel_ranges
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((va, va + size));
     }
 
     /// Insert spans (already checked) for `bo`.
@@ -94,8 +117,12 @@ impl PageTable {
         drop(removed);
     }
 
-    /// Remove every mapping.
+    /// Remove every mapping, the kernel's own included.
     pub(crate) fn clear(&self) {
+        self.kernel_ranges
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
         let removed = std::mem::take(&mut *self.write());
         self.generation.fetch_add(1, Ordering::AcqRel);
         drop(removed);

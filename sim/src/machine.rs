@@ -289,6 +289,15 @@ impl Machine {
         counts
     }
 
+    /// How many WAIT_EVENTS callers of process `pid` are asleep on event `event_id` and not
+    /// yet woken (0 for an unknown process or event). Tests wait for this to become non-zero
+    /// before they signal, so that the "a sleeping waiter is woken" path really runs.
+    pub fn sleeping_event_waiters(&self, pid: i32, event_id: u32) -> usize {
+        self.inner
+            .process_by_pid(pid)
+            .map_or(0, |p| p.sleeping_waiters(event_id))
+    }
+
     /// Simulate process `pid` exiting (its mm going away): everything the kernel frees at mm
     /// release is freed, its `/dev/kfd` files answer EBADF, and the next open of `/dev/kfd` by
     /// that pid creates a fresh KFD process (as after `exec`).

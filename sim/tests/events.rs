@@ -17,9 +17,19 @@ use kfd::abi::{
 };
 use kfd::ioctls;
 use kfd::request as req;
+use test_support::wait;
 
 fn pid() -> i32 {
     std::process::id() as i32
+}
+
+/// Block until a WAIT_EVENTS caller sleeps on event `id` (the simulated driver counts them).
+fn wait_until_asleep(s: &Session, id: u32) {
+    wait::assert_until(
+        Duration::from_secs(30),
+        "a waiter asleep on the event",
+        || s.machine.sleeping_event_waiters(pid(), id) > 0,
+    );
 }
 
 fn wait(s: &Session, ids: &[u32], all: bool, timeout_ms: u32) -> (Result<WaitResult, Errno>, u32) {
@@ -265,10 +275,11 @@ fn infinite_waits_end_when_another_thread_sets_the_event() {
     let b = s.create_event(EventType::SIGNAL, true).unwrap().event_id;
     std::thread::scope(|scope| {
         let waiter = scope.spawn(|| wait(&s, &[a, b], true, KFD_EVENT_TIMEOUT_INFINITE));
-        std::thread::sleep(Duration::from_millis(20));
+        wait_until_asleep(&s, a);
         ioctls::set_event(s.sys(), s.kfd, a).unwrap();
-        std::thread::sleep(Duration::from_millis(20));
-        // wait_for_all: one of two is not enough.
+        // wait_for_all: one of two is not enough; the waiter goes back to sleep on b.
+        assert_eq!(s.machine.sleeping_event_waiters(pid(), a), 0);
+        wait_until_asleep(&s, b);
         assert!(!waiter.is_finished());
         ioctls::set_event(s.sys(), s.kfd, b).unwrap();
         assert_eq!(
@@ -299,7 +310,10 @@ fn destroying_a_waited_event_fails_the_wait_with_eio() {
                 let mut events = [EventData::new(e)];
                 wait_raw(&s, &mut events, false, 10_000)
             });
-            std::thread::sleep(Duration::from_millis(20));
+            // Destroy once the waiter sleeps (or, should it be late, once it has failed).
+            wait::assert_until(Duration::from_secs(30), "the waiter asleep or done", || {
+                s.machine.sleeping_event_waiters(pid(), e) > 0 || waiter.is_finished()
+            });
             ioctls::destroy_event(s.sys(), s.kfd, e).unwrap();
             waiter.join().unwrap()
         });
@@ -374,10 +388,12 @@ fn gpu_interrupts_fire_events_by_their_slot() {
     slot(debug).store(1, Ordering::Release);
     sink.shader_message(0xFF00_0000 | debug);
     assert_eq!(wait(&s, &[debug], false, 0).0, Ok(WaitResult::COMPLETE));
-    // A waiter sleeping on the event is woken by the interrupt.
+    // A waiter sleeping on the event is woken by the interrupt. (The event is manual-reset and
+    // still signaled from above: reset it, or the wait would complete without sleeping.)
+    ioctls::reset_event(s.sys(), s.kfd, second).unwrap();
     std::thread::scope(|scope| {
         let waiter = scope.spawn(|| wait(&s, &[second], false, 10_000));
-        std::thread::sleep(Duration::from_millis(20));
+        wait_until_asleep(&s, second);
         slot(second).store(7, Ordering::Release);
         sink.end_of_pipe(second);
         assert_eq!(waiter.join().unwrap().0, Ok(WaitResult::COMPLETE));

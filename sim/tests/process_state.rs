@@ -8,6 +8,7 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use amdgpu_sim::Machine;
 use common::{Session, open_kfd, open_render, recording_session, small_config};
@@ -16,6 +17,10 @@ use kfd::abi::mmap_offset::{self, MmapType};
 use kfd::abi::{AllocFlags, CreateEventArgs, EventType};
 use kfd::ioctls;
 use kfd::sys::{OFlag, Sys};
+use test_support::{fork, wait};
+
+/// How long a forked child may take before its watchdog fails it.
+const CHILD_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn pid() -> i32 {
     std::process::id() as i32
@@ -247,12 +252,19 @@ fn an_exited_process_frees_everything_and_its_files_are_dead() {
     assert_eq!(s.machine.process_counts(pid()).processes, 1);
 }
 
-/// Child-side checks after fork; returns a bitmask of failures (0 = all good).
-fn child_checks(m: &Machine, parent_kfd: i32, parent_render: i32, gpu_id: u32) -> i32 {
-    let mut failures = 0;
+/// Child-side checks after fork; the first that fails is returned as text.
+fn child_checks(
+    m: &Machine,
+    parent_kfd: i32,
+    parent_render: i32,
+    gpu_id: u32,
+) -> Result<(), String> {
     // The parent's kfd fd is unusable: EBADF (lead_thread != current->group_leader).
-    if ioctls::get_version(m, parent_kfd).map_err(|e| e.errno) != Err(Errno::EBADF) {
-        failures |= 1;
+    let version = ioctls::get_version(m, parent_kfd).map_err(|e| e.errno);
+    if version != Err(Errno::EBADF) {
+        return Err(format!(
+            "GET_VERSION on the parent's fd: {version:?}, expected EBADF"
+        ));
     }
     // No KFD process of our own yet: mmap on /dev/kfd resolves the caller's process: EINVAL.
     let doorbell = mmap_offset::encode(MmapType::Doorbell, gpu_id, 0);
@@ -268,37 +280,40 @@ fn child_checks(m: &Machine, parent_kfd: i32, parent_render: i32, gpu_id: u32) -
         )
     };
     if mapped != Err(Errno::EINVAL) {
-        failures |= 2;
+        return Err(format!(
+            "doorbell mmap without a process: {mapped:?}, expected EINVAL"
+        ));
     }
     // A fresh open is a new process, with nothing in it.
-    let Ok(kfd) = m.open(Path::new("/dev/kfd"), OFlag::O_RDWR) else {
-        return failures | 4;
-    };
+    let kfd = m
+        .open(Path::new("/dev/kfd"), OFlag::O_RDWR)
+        .map_err(|e| format!("open /dev/kfd in the child: {e}"))?;
     let me = nix::unistd::getpid().as_raw();
-    if m.process_counts(me).processes != 1 || m.process_counts(me).buffer_objects != 0 {
-        failures |= 8;
+    let counts = m.process_counts(me);
+    if counts.processes != 1 || counts.buffer_objects != 0 {
+        return Err(format!("the child's fresh process: {counts:?}"));
     }
     // The inherited render file is the parent's compute VM already.
-    if ioctls::acquire_vm(m, kfd, parent_render, gpu_id).map_err(|e| e.errno) != Err(Errno::EINVAL)
-    {
-        failures |= 16;
+    let acquired = ioctls::acquire_vm(m, kfd, parent_render, gpu_id).map_err(|e| e.errno);
+    if acquired != Err(Errno::EINVAL) {
+        return Err(format!(
+            "ACQUIRE_VM on the parent's render file: {acquired:?}, expected EINVAL"
+        ));
     }
-    let Ok(render) = m.open(Path::new("/dev/dri/renderD128"), OFlag::O_RDWR) else {
-        return failures | 32;
-    };
-    if ioctls::acquire_vm(m, kfd, render, gpu_id).is_err() {
-        failures |= 64;
-    }
+    let render = m
+        .open(Path::new("/dev/dri/renderD128"), OFlag::O_RDWR)
+        .map_err(|e| format!("open the render node in the child: {e}"))?;
+    ioctls::acquire_vm(m, kfd, render, gpu_id)
+        .map_err(|e| format!("ACQUIRE_VM on the child's own render file: {e}"))?;
     let mut args = kfd::abi::AllocMemoryOfGpuArgs {
         size: 4096,
         gpu_id,
         flags: AllocFlags::GTT.bits(),
         ..Default::default()
     };
-    if common::ioctl::<kfd::request::AllocMemoryOfGpu>(m, kfd, &mut args).is_err() {
-        failures |= 128;
-    }
-    failures
+    common::ioctl::<kfd::request::AllocMemoryOfGpu>(m, kfd, &mut args)
+        .map_err(|e| format!("ALLOC_MEMORY_OF_GPU in the child: {e:?}"))?;
+    Ok(())
 }
 
 #[test]
@@ -325,32 +340,22 @@ fn a_forked_child_gets_ebadf_and_opens_its_own_process() {
         })
     };
     // Fork only once the hammering is under way (however late the thread gets to run).
-    while rounds.load(Ordering::Relaxed) == 0 {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
-    let mut statuses = Vec::new();
+    assert!(wait::until(Duration::from_secs(30), || {
+        rounds.load(Ordering::Relaxed) > 0
+    }));
+    // Each child must pass; a lock held across the fork shows as the watchdog's time-out.
+    let mut outcomes = Vec::new();
     for _ in 0..5 {
-        // SAFETY: the child only calls into the simulator (which is fork-safe by design) and
-        // libc, and leaves with _exit without running destructors or returning into the test
-        // harness.
-        match unsafe { nix::unistd::fork() }.unwrap() {
-            nix::unistd::ForkResult::Child => {
-                let code = child_checks(&s.machine, s.kfd, s.render, s.gpu_id);
-                // SAFETY: _exit ends the child immediately; nothing of the parent's runs.
-                unsafe { libc::_exit(code) };
-            }
-            nix::unistd::ForkResult::Parent { child } => {
-                statuses.push(nix::sys::wait::waitpid(child, None).unwrap());
-            }
-        }
+        outcomes.push(fork::run_in_child(CHILD_TIMEOUT, || {
+            child_checks(&s.machine, s.kfd, s.render, s.gpu_id)
+        }));
     }
     stop.store(true, Ordering::Relaxed);
     busy.join().unwrap();
-    for status in statuses {
-        assert!(
-            matches!(status, nix::sys::wait::WaitStatus::Exited(_, 0)),
-            "child failed: {status:?}"
-        );
+    for (round, outcome) in outcomes.into_iter().enumerate() {
+        if let Err(failure) = outcome {
+            panic!("child {round}: {failure}");
+        }
     }
     // The parent's process is untouched.
     assert_eq!(s.machine.process_counts(pid()).buffer_objects, parent_bos);

@@ -3,7 +3,6 @@
 
 #![allow(dead_code, reason = "each test binary uses a different part")]
 
-use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -129,11 +128,6 @@ pub fn exercise(kfd: &Arc<Kfd>) {
     drop((signal, memory, hardware));
     assert_eq!(kfd.live_objects(), kfd::LiveObjects::default());
     assert!(kfd.take_drop_errors().is_empty());
-}
-
-/// Print why a test did nothing, where the harness does not capture it.
-pub fn skip(reason: &str) {
-    let _ = std::io::stderr().write_all(format!("skipped: {reason}\n").as_bytes());
 }
 
 /// The fds this process has open (`/proc/self/fd`).

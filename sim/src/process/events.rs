@@ -408,6 +408,21 @@ impl Process {
         }
     }
 
+    /// Waiters on event `id` that are neither woken nor failed. A waiter joins the list and
+    /// goes to sleep on `event_wake` under the same lock, so one seen here is asleep (or just
+    /// woken spuriously, about to sleep again).
+    pub(crate) fn sleeping_waiters(&self, id: u32) -> usize {
+        self.events().event_mut(id).map_or(0, |event| {
+            event
+                .waiters
+                .iter()
+                .filter(|w| {
+                    !w.activated.load(Ordering::Acquire) && !w.destroyed.load(Ordering::Acquire)
+                })
+                .count()
+        })
+    }
+
     fn wait_events_inner(&self, args: &mut WaitEventsArgs) -> Result<(), Errno> {
         let all = args.wait_for_all != 0;
         let n = args.num_events;

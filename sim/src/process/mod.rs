@@ -32,7 +32,7 @@ pub(crate) use queues::Queue;
 
 use crate::device::Device;
 use crate::files::{FileKind, SimFile};
-use crate::gpu_vm::PageTable;
+use crate::gpu_vm::{GPU_VM_MAX, PageTable};
 use crate::host_memory::Backing;
 use crate::machine::Shared;
 use crate::user_memory;
@@ -41,11 +41,73 @@ use crate::user_memory;
 pub(crate) const KMALLOC_MAX_SIZE: u64 = 4 << 20;
 
 /// Apertures of GFX9+ (kfd_flat_memory.c): LDS at 1<<48, scratch at 2<<48, each 4 GiB; the
-/// GPUVM aperture from SVM_USER_BASE (16 MiB) to 2^47 - 1.
+/// GPUVM aperture from [`VmLayout::gpuvm_base`] to 2^47 - 1.
 const LDS_BASE: u64 = 1 << 48;
 const SCRATCH_BASE: u64 = 2 << 48;
-const GPUVM_BASE: u64 = 0x100_0000;
 const GPUVM_LIMIT: u64 = (1 << 47) - 1;
+
+/// The first KFD interface minor version whose kernels use the layout of Linux 6.9, commit
+/// 34a1de0f7935 "drm/amdkfd: Relocate TBA/TMA to opposite side of VM hole".
+///
+/// Linux 6.9 reports 1.15 ("Enable managing mappings in compute VMs with GEM_VA ioctl"), and
+/// 1.14 ("Update kfd_event_data") is what 6.8 reports. How sure: fairly, not certain — both
+/// the 1.15 bump and the relocation were posted to amd-gfx in January 2024 and, as far as the
+/// sources at hand show, merged for the 6.9 window; neither was checked against a tagged 6.9
+/// tree. A kernel that reports 1.15 without the relocation (a distribution backport of one
+/// and not the other) is possible and not modelled.
+pub(crate) const MINOR_TRAP_AT_TOP: u32 = 15;
+
+/// `KFD_CWSR_TBA_TMA_SIZE` (kfd_priv.h): two pages, the trap handler's code (TBA) and its
+/// memory (TMA).
+const CWSR_TBA_TMA_SIZE: u64 = 2 * 4096;
+
+/// Where the kernel puts a process' GPU address-space pieces, by interface version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct VmLayout {
+    /// The start of the GPUVM aperture GET_PROCESS_APERTURES_NEW reports.
+    pub gpuvm_base: u64,
+    /// `qpd.cwsr_base`: where ACQUIRE_VM maps the CWSR trap handler (TBA/TMA, two pages).
+    pub cwsr_base: u64,
+    /// `qpd.ib_base`: a page for kernel IBs (older kernels only; 0 for none).
+    pub ib_base: u64,
+}
+
+impl VmLayout {
+    /// The layout of a kernel that reports KFD interface 1.`kfd_minor`, for a GFX9 dGPU with a
+    /// 48-bit VM (`max_pfn << 12` = 2^48).
+    ///
+    /// From 1.15 (Linux 6.9, `kfd_init_apertures_v9` in kfd_flat_memory.c):
+    /// `gpuvm_base = AMDGPU_VA_RESERVED_BOTTOM` = 1 << 16, and `cwsr_base =
+    /// AMDGPU_VA_RESERVED_TRAP_START(adev)` (amdgpu_vm.h) = top − CSA (2 MiB) − SEQ64 (2 MiB) −
+    /// TRAP (`2 << 12`) = 2^48 − 4 MiB − 8 KiB, beyond the VM hole; no IB page.
+    ///
+    /// Before (Linux ≤ 6.8, same function and `kfd_init_apertures`): `gpuvm_base =
+    /// SVM_USER_BASE` = 16 MiB; the low 16 MiB belong to the kernel: `cwsr_base =
+    /// SVM_CWSR_BASE` = SVM_USER_BASE − KFD_CWSR_TBA_TMA_SIZE, `ib_base = SVM_IB_BASE` =
+    /// SVM_CWSR_BASE − one page (`kfd_process_device_reserve_ib_mem` maps it; unsure whether
+    /// every older kernel does).
+    pub(crate) fn for_minor(kfd_minor: u32) -> Self {
+        const SVM_USER_BASE: u64 = 0x100_0000;
+        const AMDGPU_VA_RESERVED_BOTTOM: u64 = 1 << 16;
+        const CSA_SIZE: u64 = 2 << 20;
+        const SEQ64_SIZE: u64 = 2 << 20;
+        const TRAP_SIZE: u64 = 2 << 12;
+        if kfd_minor >= MINOR_TRAP_AT_TOP {
+            Self {
+                gpuvm_base: AMDGPU_VA_RESERVED_BOTTOM,
+                cwsr_base: GPU_VM_MAX - CSA_SIZE - SEQ64_SIZE - TRAP_SIZE,
+                ib_base: 0,
+            }
+        } else {
+            let cwsr_base = SVM_USER_BASE - CWSR_TBA_TMA_SIZE;
+            Self {
+                gpuvm_base: SVM_USER_BASE,
+                cwsr_base,
+                ib_base: cwsr_base - 4096,
+            }
+        }
+    }
+}
 
 /// Per-device data of a process (the kernel's `kfd_process_device`).
 pub(crate) struct Pdd {
@@ -230,6 +292,15 @@ impl Process {
         // A VM that is already some process' compute VM cannot be acquired again.
         file.claim_compute_vm(self.pid, index)?;
         pdd.drm_file = Some(file);
+        // kfd_process_device_init_vm: the kernel maps its trap handler (CWSR is enabled by
+        // default: kfd_process_device_init_cwsr_dgpu) and, on older kernels, its IB page into
+        // the new compute VM. A user mapping over them fails in amdgpu_vm_bo_map (EINVAL).
+        let layout = VmLayout::for_minor(self.shared.kfd_minor);
+        pdd.vm
+            .reserve_for_kernel(layout.cwsr_base, CWSR_TBA_TMA_SIZE);
+        if layout.ib_base != 0 {
+            pdd.vm.reserve_for_kernel(layout.ib_base, 4096);
+        }
         Ok(())
     }
 
@@ -250,7 +321,7 @@ impl Process {
         let filled = n_pdds.min(args.num_of_nodes);
         let apertures: Vec<ProcessDeviceApertures> = self.shared.devices[..filled as usize]
             .iter()
-            .map(|d| apertures_of(d))
+            .map(|d| apertures_of(d, self.shared.kfd_minor))
             .collect();
         args.num_of_nodes = filled;
         user_memory::write_bytes(args.kfd_process_device_apertures_ptr, apertures.as_bytes())
@@ -263,7 +334,8 @@ impl Process {
         let mut count = 0u32;
         for device in self.shared.devices.iter().take(MAX_NODES) {
             let at = count as usize * entry;
-            data[at..at + entry].copy_from_slice(apertures_of(device).as_bytes());
+            data[at..at + entry]
+                .copy_from_slice(apertures_of(device, self.shared.kfd_minor).as_bytes());
             count += 1;
         }
         let at = MAX_NODES * entry;
@@ -417,13 +489,13 @@ impl Process {
     }
 }
 
-fn apertures_of(device: &Device) -> ProcessDeviceApertures {
+fn apertures_of(device: &Device, kfd_minor: u32) -> ProcessDeviceApertures {
     ProcessDeviceApertures {
         lds_base: LDS_BASE,
         lds_limit: LDS_BASE | 0xFFFF_FFFF,
         scratch_base: SCRATCH_BASE,
         scratch_limit: SCRATCH_BASE | 0xFFFF_FFFF,
-        gpuvm_base: GPUVM_BASE,
+        gpuvm_base: VmLayout::for_minor(kfd_minor).gpuvm_base,
         gpuvm_limit: GPUVM_LIMIT,
         gpu_id: device.gpu_id,
         pad: 0,

@@ -1,0 +1,24 @@
+//! Hardware-gated tests: a skip is said out loud, and can be made a failure.
+//!
+//! Where there is no GPU a hardware test has nothing to run and passes after saying so. In a
+//! run that is meant to exercise hardware (CI under the interposer, a machine with a GPU)
+//! [`REQUIRE_HW_ENV`] set to any non-empty value makes every such skip fail the test instead.
+
+/// Env var: any non-empty value turns every hardware skip into a failure.
+pub const REQUIRE_HW_ENV: &str = "AQUEDUCT_REQUIRE_HW";
+
+/// Whether [`REQUIRE_HW_ENV`] is set to a non-empty value.
+pub fn required() -> bool {
+    std::env::var_os(REQUIRE_HW_ENV).is_some_and(|value| !value.is_empty())
+}
+
+/// Report a skipped hardware test on stderr ("skipped: {test}: {reason}"), or panic if
+/// AQUEDUCT_REQUIRE_HW is set non-empty.
+#[track_caller]
+pub fn skip(test: &str, reason: &str) {
+    assert!(
+        !required(),
+        "{test}: cannot skip ({reason}): {REQUIRE_HW_ENV} is set"
+    );
+    eprintln!("skipped: {test}: {reason}");
+}
