@@ -28,7 +28,12 @@ pub enum MemoryLocation {
 
 impl MemoryLocation {
     /// Every location.
-    pub const ALL: [Self; 4] = [Self::Device, Self::HostFine, Self::HostCoarse, Self::Kernarg];
+    pub const ALL: [Self; 4] = [
+        Self::Device,
+        Self::HostFine,
+        Self::HostCoarse,
+        Self::Kernarg,
+    ];
 
     /// Whether the location is host memory.
     pub const fn is_host(self) -> bool {

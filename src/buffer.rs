@@ -168,7 +168,13 @@ impl Buffer {
     /// Both buffers must be host-accessible (host memory, or device memory of a large-BAR
     /// GPU): the copy is done by the CPU. Copies to or from device memory the CPU cannot map
     /// need a GPU copy engine, which aqueduct does not drive yet: they are refused.
-    pub fn copy_range(&self, offset: usize, src: &Buffer, src_offset: usize, len: usize) -> Result<()> {
+    pub fn copy_range(
+        &self,
+        offset: usize,
+        src: &Buffer,
+        src_offset: usize,
+        len: usize,
+    ) -> Result<()> {
         self.check_range(offset, len)?;
         src.check_range(src_offset, len)?;
         if !Arc::ptr_eq(self.owned.device(), src.owned.device()) {
@@ -215,15 +221,19 @@ impl Buffer {
             ids.push(gpu.gpu_id);
         }
         self.owned.with(|state| {
-            let mut mappings = state.mappings.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut mappings = state
+                .mappings
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let mapped = state.bo.mapped_gpus();
             ids.retain(|id| !mapped.contains(id));
             if ids.is_empty() {
                 return Ok(());
             }
-            let mapping = state.bo.map_to(&ids).map_err(|e| {
-                Error::driver(|| format!("mapping a buffer on GPUs {ids:x?}"), e)
-            })?;
+            let mapping = state
+                .bo
+                .map_to(&ids)
+                .map_err(|e| Error::driver(|| format!("mapping a buffer on GPUs {ids:x?}"), e))?;
             mappings.push(mapping);
             Ok(())
         })

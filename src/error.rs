@@ -133,7 +133,10 @@ impl Error {
     /// The errno behind this error, where a system call or ioctl failed.
     pub fn errno(&self) -> Option<Errno> {
         match self {
-            Self::Driver(e) | Self::OutOfMemory { source: Some(e), .. } => e.errno(),
+            Self::Driver(e)
+            | Self::OutOfMemory {
+                source: Some(e), ..
+            } => e.errno(),
             _ => None,
         }
     }
@@ -141,7 +144,10 @@ impl Error {
     /// The C name of the ioctl that failed, if one did.
     pub fn ioctl(&self) -> Option<&'static str> {
         match self {
-            Self::Driver(e) | Self::OutOfMemory { source: Some(e), .. } => e.request(),
+            Self::Driver(e)
+            | Self::OutOfMemory {
+                source: Some(e), ..
+            } => e.request(),
             _ => None,
         }
     }

@@ -73,9 +73,8 @@ impl Device {
         let gpu = &self.shared().gpus()[index];
         let code_object = CodeObject::parse(bytes)
             .map_err(|e| Error::InvalidArgument(format!("not a loadable code object: {e}")))?;
-        let agent = TargetId::parse(&gpu.target_id.to_string()).map_err(|e| {
-            Error::Unsupported(format!("GPU target {}: {e}", gpu.target_id))
-        })?;
+        let agent = TargetId::parse(&gpu.target_id.to_string())
+            .map_err(|e| Error::Unsupported(format!("GPU target {}: {e}", gpu.target_id)))?;
         code_object.target().runs_on(&agent).map_err(|e| {
             Error::InvalidArgument(format!(
                 "the code object is built for {}, the GPU is {}: {e}",
@@ -95,7 +94,10 @@ impl Device {
             let what = || format!("{size} bytes of code on GPU {gpu_id:#x}");
             let memory = live
                 .kfd
-                .allocate(gpu_id, Allocation::new(kind, size).executable().aligned(align))
+                .allocate(
+                    gpu_id,
+                    Allocation::new(kind, size).executable().aligned(align),
+                )
                 .map_err(|e| Error::driver(what, e))?;
             let host = memory.host_ptr().ok_or_else(|| {
                 Error::Unsupported("code memory without a CPU mapping".to_owned())
@@ -106,7 +108,9 @@ impl Device {
             let image = code_object
                 .load(dest, memory.va(), &NoExternals)
                 .map_err(|e| Error::InvalidArgument(format!("loading the code object: {e}")))?;
-            let mapping = memory.map_to(&[gpu_id]).map_err(|e| Error::driver(what, e))?;
+            let mapping = memory
+                .map_to(&[gpu_id])
+                .map_err(|e| Error::driver(what, e))?;
             Ok((
                 ExecutableState {
                     _mapping: mapping,
@@ -195,7 +199,10 @@ impl Executable {
         len: usize,
         access: impl FnOnce(&ExecutableState, u64) -> kfd::Result<()>,
     ) -> Result<()> {
-        if offset.checked_add(len as u64).is_none_or(|end| end > variable.size) {
+        if offset
+            .checked_add(len as u64)
+            .is_none_or(|end| end > variable.size)
+        {
             return Err(Error::InvalidArgument(format!(
                 "bytes {offset}..{offset}+{len} are outside a variable of {} bytes",
                 variable.size

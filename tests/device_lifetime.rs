@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aqueduct::{Condition, Device, ErrorKind, MemoryLocation, MemoryOrder, QueueOptions};
-use support::{atomic_counter, binding_only, device, gpu, machine, pid, CounterDispatches};
+use support::{CounterDispatches, atomic_counter, binding_only, device, gpu, machine, pid};
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(30));
 
@@ -43,14 +43,27 @@ fn the_last_handle_tears_everything_down_and_the_next_open_starts_from_zero() {
         let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
         let done = device.signal(4).unwrap();
         for i in 0..4 {
-            queue.dispatch(&dispatches.packet(i, done.handle())).unwrap();
+            queue
+                .dispatch(&dispatches.packet(i, done.handle()))
+                .unwrap();
         }
         queue.wait(&done, Condition::Eq, 0, WAIT).unwrap();
-        assert_eq!(dispatches.counters.to_vec::<u32>().unwrap(), [1; 4], "round {round}");
+        assert_eq!(
+            dispatches.counters.to_vec::<u32>().unwrap(),
+            [1; 4],
+            "round {round}"
+        );
         let live = machine.process_counts(pid());
-        assert!(live.queues == 1 && live.buffer_objects > 1 && live.events > 0, "{live:?}");
+        assert!(
+            live.queues == 1 && live.buffer_objects > 1 && live.events > 0,
+            "{live:?}"
+        );
         drop((queue, done, dispatches, executable, device));
-        assert_eq!(machine.process_counts(pid()), binding_only(1), "round {round}");
+        assert_eq!(
+            machine.process_counts(pid()),
+            binding_only(1),
+            "round {round}"
+        );
     }
 }
 
@@ -67,7 +80,11 @@ fn shutdown_with_live_handles_destroys_everything_and_every_stale_call_says_clos
     let clone = device.clone();
 
     device.shutdown().unwrap();
-    assert_eq!(machine.process_counts(pid()), binding_only(1), "nothing left in the kernel");
+    assert_eq!(
+        machine.process_counts(pid()),
+        binding_only(1),
+        "nothing left in the kernel"
+    );
     assert!(clone.is_closed());
     // Shutting down twice is fine.
     clone.shutdown().unwrap();
@@ -78,14 +95,26 @@ fn shutdown_with_live_handles_destroys_everything_and_every_stale_call_says_clos
     };
     closed("gpus", clone.gpus().map(drop));
     closed("cpus", clone.cpus().map(drop));
-    closed("kfd_interface_version", clone.kfd_interface_version().map(drop));
+    closed(
+        "kfd_interface_version",
+        clone.kfd_interface_version().map(drop),
+    );
     closed("live_objects", clone.live_objects().map(drop));
     closed("kfd", clone.kfd().map(drop));
-    closed("alloc", clone.alloc(&gpu, MemoryLocation::HostFine, 64).map(drop));
+    closed(
+        "alloc",
+        clone.alloc(&gpu, MemoryLocation::HostFine, 64).map(drop),
+    );
     closed("signal", clone.signal(0).map(drop));
     closed("polling_signal", clone.polling_signal(0).map(drop));
-    closed("create_queue", clone.create_queue(&gpu, &QueueOptions::default()).map(drop));
-    closed("load_code_object", clone.load_code_object(&gpu, b"").map(drop));
+    closed(
+        "create_queue",
+        clone.create_queue(&gpu, &QueueOptions::default()).map(drop),
+    );
+    closed(
+        "load_code_object",
+        clone.load_code_object(&gpu, b"").map(drop),
+    );
     closed("buffer.write", buffer.write(0, &[1u8]));
     closed("buffer.read", buffer.read(0, &mut [0u8; 1]));
     closed("buffer.to_vec", buffer.to_vec::<u8>().map(drop));
@@ -103,26 +132,55 @@ fn shutdown_with_live_handles_destroys_everything_and_every_stale_call_says_clos
         closed("signal.and", s.and(1, MemoryOrder::AcqRel).map(drop));
         closed("signal.or", s.or(1, MemoryOrder::AcqRel).map(drop));
         closed("signal.xor", s.xor(1, MemoryOrder::AcqRel).map(drop));
-        closed("signal.exchange", s.exchange(1, MemoryOrder::AcqRel).map(drop));
-        closed("signal.compare_exchange", s.compare_exchange(1, 0, MemoryOrder::AcqRel).map(drop));
+        closed(
+            "signal.exchange",
+            s.exchange(1, MemoryOrder::AcqRel).map(drop),
+        );
+        closed(
+            "signal.compare_exchange",
+            s.compare_exchange(1, 0, MemoryOrder::AcqRel).map(drop),
+        );
         closed("signal.wait", s.wait(Condition::Eq, 0, None).map(drop));
         closed("signal.timestamps", s.timestamps().map(drop));
     }
-    closed("queue.submit", queue.dispatch(&dispatches.packet(0, 0)).map(drop));
+    closed(
+        "queue.submit",
+        queue.dispatch(&dispatches.packet(0, 0)).map(drop),
+    );
     closed("queue.barrier_and", queue.barrier_and(&[], None).map(drop));
-    closed("queue.barrier_or", queue.barrier_or(&[&signal], None).map(drop));
-    closed("queue.barrier_value", queue.barrier_value(&signal, Condition::Eq, 0, -1, None).map(drop));
-    closed("queue.wait", queue.wait(&signal, Condition::Eq, 0, None).map(drop));
+    closed(
+        "queue.barrier_or",
+        queue.barrier_or(&[&signal], None).map(drop),
+    );
+    closed(
+        "queue.barrier_value",
+        queue
+            .barrier_value(&signal, Condition::Eq, 0, -1, None)
+            .map(drop),
+    );
+    closed(
+        "queue.wait",
+        queue.wait(&signal, Condition::Eq, 0, None).map(drop),
+    );
     closed("queue.finish", queue.finish(None));
     closed("queue.error", queue.error().map(drop));
     closed("queue.read_index", queue.read_index().map(drop));
     closed("queue.write_index", queue.write_index().map(drop));
     closed("queue.update", queue.update(100, 7));
     closed("queue.set_cu_mask", queue.set_cu_mask(&[1]));
-    closed("executable.kernel", executable.kernel("atomic_counter").map(drop));
+    closed(
+        "executable.kernel",
+        executable.kernel("atomic_counter").map(drop),
+    );
     closed("executable.variable", executable.variable("x").map(drop));
-    closed("executable.write_variable", executable.write_variable("x", 0, &[]));
-    closed("executable.read_variable", executable.read_variable("x", 0, &mut []));
+    closed(
+        "executable.write_variable",
+        executable.write_variable("x", 0, &[]),
+    );
+    closed(
+        "executable.read_variable",
+        executable.read_variable("x", 0, &mut []),
+    );
 
     // Dropping stale handles does nothing more, and a fresh open works.
     drop((buffer, queue, signal, polling, executable, dispatches));
@@ -189,7 +247,10 @@ fn a_one_second_wait_costs_the_waiting_thread_almost_no_cpu() {
         let usage = || {
             // SAFETY: getrusage writes one struct rusage.
             let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-            assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) }, 0);
+            assert_eq!(
+                unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) },
+                0
+            );
             let t = |tv: libc::timeval| Duration::new(tv.tv_sec as u64, tv.tv_usec as u32 * 1000);
             t(usage.ru_utime) + t(usage.ru_stime)
         };
@@ -203,5 +264,8 @@ fn a_one_second_wait_costs_the_waiting_thread_almost_no_cpu() {
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Timeout);
     });
-    assert!(spent < Duration::from_millis(20), "a 1 s wait used {spent:?} of CPU");
+    assert!(
+        spent < Duration::from_millis(20),
+        "a 1 s wait used {spent:?} of CPU"
+    );
 }

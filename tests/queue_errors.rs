@@ -26,15 +26,24 @@ fn a_memory_fault_names_its_address_stops_that_gpu_and_leaves_the_others_working
         .load_code_object(&gpu, &code_object("gfx90a", "oob_store.co5"))
         .unwrap();
     let oob = faulty.kernel("oob_store").unwrap();
-    let segment = kernargs(&device, &gpu, &oob, &[&UNMAPPED.to_le_bytes(), &7u32.to_le_bytes()]);
+    let segment = kernargs(
+        &device,
+        &gpu,
+        &oob,
+        &[&UNMAPPED.to_le_bytes(), &7u32.to_le_bytes()],
+    );
     let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
     let done = device.signal(1).unwrap();
-    queue.dispatch(&dispatch_1d(&oob, &segment, 64, 64, done.handle())).unwrap();
+    queue
+        .dispatch(&dispatch_1d(&oob, &segment, 64, 64, done.handle()))
+        .unwrap();
     let error = queue.wait(&done, Condition::Eq, 0, WAIT).unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Queue, "{error}");
     assert_eq!(
         error.queue_error(),
-        Some(&QueueError::MemoryFault { address: Some(UNMAPPED) }),
+        Some(&QueueError::MemoryFault {
+            address: Some(UNMAPPED)
+        }),
         "{error}"
     );
     // Every later wait and submit on the queue reports the same error.
@@ -48,15 +57,22 @@ fn a_memory_fault_names_its_address_stops_that_gpu_and_leaves_the_others_working
     assert_eq!(queue.error().unwrap(), error.queue_error().cloned());
 
     // The GPU takes no new queue of this process, and says why.
-    let refused = device.create_queue(&gpu, &QueueOptions::default()).unwrap_err();
+    let refused = device
+        .create_queue(&gpu, &QueueOptions::default())
+        .unwrap_err();
     assert_eq!(refused.kind(), ErrorKind::GpuStopped, "{refused}");
-    assert!(refused.to_string().contains(&format!("{UNMAPPED:#x}")), "{refused}");
+    assert!(
+        refused.to_string().contains(&format!("{UNMAPPED:#x}")),
+        "{refused}"
+    );
 
     // The other GPU works.
     let other = &gpus[1];
     let (_executable, kernel) = atomic_counter(&device, other);
     let dispatches = CounterDispatches::new(&device, other, kernel, 1);
-    let fresh = device.create_queue(other, &QueueOptions::default()).unwrap();
+    let fresh = device
+        .create_queue(other, &QueueOptions::default())
+        .unwrap();
     let ok = device.signal(1).unwrap();
     fresh.dispatch(&dispatches.packet(0, ok.handle())).unwrap();
     fresh.wait(&ok, Condition::Eq, 0, WAIT).unwrap();
@@ -76,9 +92,15 @@ fn an_illegal_instruction_stops_the_wave_and_the_queue() {
     let segment = kernargs(&device, &gpu, &kernel, &[&out.gpu_address().to_le_bytes()]);
     let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
     let done = device.signal(1).unwrap();
-    queue.dispatch(&dispatch_1d(&kernel, &segment, 1, 1, done.handle())).unwrap();
+    queue
+        .dispatch(&dispatch_1d(&kernel, &segment, 1, 1, done.handle()))
+        .unwrap();
     let error = queue.wait(&done, Condition::Eq, 0, WAIT).unwrap_err();
-    assert_eq!(error.queue_error(), Some(&QueueError::IllegalInstruction), "{error}");
+    assert_eq!(
+        error.queue_error(),
+        Some(&QueueError::IllegalInstruction),
+        "{error}"
+    );
     assert_eq!(out.to_vec::<u32>().unwrap(), [0x1111_1111, 0]);
     // Only that queue stopped: a new queue on the same GPU runs.
     let fresh = device.create_queue(&gpu, &QueueOptions::default()).unwrap();

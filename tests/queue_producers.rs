@@ -21,7 +21,13 @@ fn eight_threads_publish_ten_thousand_packets_each_and_every_one_runs_once() {
     let dispatches = CounterDispatches::new(&device, &gpu, kernel, total);
     // A small ring: each slot is reused about 80 times, with producers racing on it.
     let queue = device
-        .create_queue(&gpu, &QueueOptions { packets: 1024, ..QueueOptions::default() })
+        .create_queue(
+            &gpu,
+            &QueueOptions {
+                packets: 1024,
+                ..QueueOptions::default()
+            },
+        )
         .unwrap();
     let done = device.signal(total as i64).unwrap();
     std::thread::scope(|scope| {
@@ -30,7 +36,9 @@ fn eight_threads_publish_ten_thousand_packets_each_and_every_one_runs_once() {
             scope.spawn(move || {
                 for k in 0..PER_THREAD {
                     let i = t * PER_THREAD + k;
-                    queue.dispatch(&dispatches.packet(i, done.handle())).unwrap();
+                    queue
+                        .dispatch(&dispatches.packet(i, done.handle()))
+                        .unwrap();
                 }
             });
         }
@@ -40,9 +48,22 @@ fn eight_threads_publish_ten_thousand_packets_each_and_every_one_runs_once() {
     let olds: Vec<u32> = dispatches.olds.to_vec().unwrap();
     let lost: Vec<usize> = (0..total).filter(|&i| counts[i] == 0).collect();
     let twice: Vec<usize> = (0..total).filter(|&i| counts[i] > 1).collect();
-    assert!(lost.is_empty(), "{} packets never ran, first {:?}", lost.len(), &lost[..lost.len().min(8)]);
-    assert!(twice.is_empty(), "{} packets ran more than once, first {:?}", twice.len(), &twice[..twice.len().min(8)]);
-    assert!(olds.iter().all(|&o| o == 0), "each counter was 0 when its one packet ran");
+    assert!(
+        lost.is_empty(),
+        "{} packets never ran, first {:?}",
+        lost.len(),
+        &lost[..lost.len().min(8)]
+    );
+    assert!(
+        twice.is_empty(),
+        "{} packets ran more than once, first {:?}",
+        twice.len(),
+        &twice[..twice.len().min(8)]
+    );
+    assert!(
+        olds.iter().all(|&o| o == 0),
+        "each counter was 0 when its one packet ran"
+    );
     assert_eq!(queue.read_index().unwrap(), total as u64);
     assert_eq!(queue.write_index().unwrap(), total as u64);
     assert_eq!(done.value().unwrap(), 0);
@@ -51,7 +72,9 @@ fn eight_threads_publish_ten_thousand_packets_each_and_every_one_runs_once() {
 /// Queue A: a barrier on `dependency`, then a dispatch on the shared counter. Queue B,
 /// submitted afterwards: a dispatch on the same counter that completes `dependency`. If the
 /// barrier holds, B's dispatch sees the counter first (old 0) and A's second (old 1).
-fn ordered_across_queues(barrier: impl FnOnce(&aqueduct::Queue, &aqueduct::Signal, &aqueduct::Signal)) {
+fn ordered_across_queues(
+    barrier: impl FnOnce(&aqueduct::Queue, &aqueduct::Signal, &aqueduct::Signal),
+) {
     let (_machine, device) = device();
     let gpu = gpu(&device);
     let (_executable, kernel) = atomic_counter(&device, &gpu);
@@ -98,6 +121,7 @@ fn barrier_or_waits_for_any_dependency() {
 fn barrier_value_waits_for_the_masked_condition() {
     ordered_across_queues(|a, dependency, _| {
         // Holds while (1 & 0xff) < 1 is false; the store of 0 releases it.
-        a.barrier_value(dependency, Condition::Lt, 1, 0xff, None).unwrap();
+        a.barrier_value(dependency, Condition::Lt, 1, 0xff, None)
+            .unwrap();
     });
 }

@@ -26,7 +26,10 @@ struct ProcessFootprint {
 
 fn footprint() -> ProcessFootprint {
     let count = |dir| std::fs::read_dir(dir).unwrap().count();
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap().lines().count();
+    let maps = std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .count();
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
     let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
     ProcessFootprint {
@@ -55,11 +58,23 @@ fn cycle(sys: &Arc<dyn aqueduct::kfd::Sys>, code: &[u8], drop_last: bool) {
         ],
     );
     let queue = device
-        .create_queue(&gpu, &QueueOptions { packets: 64, ..QueueOptions::default() })
+        .create_queue(
+            &gpu,
+            &QueueOptions {
+                packets: 64,
+                ..QueueOptions::default()
+            },
+        )
         .unwrap();
     let done = device.signal(1).unwrap();
     queue
-        .dispatch(&support::dispatch_1d(&kernel, &segment, 1, 1, done.handle()))
+        .dispatch(&support::dispatch_1d(
+            &kernel,
+            &segment,
+            1,
+            1,
+            done.handle(),
+        ))
         .unwrap();
     queue
         .wait(&done, Condition::Eq, 0, Some(Duration::from_secs(30)))

@@ -5,7 +5,12 @@ use aqueduct::sim::{Machine, MachineConfig};
 use aqueduct::{Condition, Device, MemoryLocation, MemoryOrder, QueueOptions};
 
 fn device() -> Device {
-    let machine = Machine::new(MachineConfig::mi210().with_compute_units(8).with_vram(1 << 30)).unwrap();
+    let machine = Machine::new(
+        MachineConfig::mi210()
+            .with_compute_units(8)
+            .with_vram(1 << 30),
+    )
+    .unwrap();
     Device::open_on(Arc::new(machine)).unwrap()
 }
 
@@ -23,11 +28,16 @@ fn smoke() {
     }
     let s = device.signal(1).unwrap();
     s.sub(1, MemoryOrder::Release).unwrap();
-    assert_eq!(s.wait(Condition::Eq, 0, Some(Duration::from_secs(1))).unwrap(), 0);
+    assert_eq!(
+        s.wait(Condition::Eq, 0, Some(Duration::from_secs(1)))
+            .unwrap(),
+        0
+    );
     let q = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
     let done = device.signal(1).unwrap();
     q.barrier_and(&[], Some(&done)).unwrap();
-    q.wait(&done, Condition::Eq, 0, Some(Duration::from_secs(5))).unwrap();
+    q.wait(&done, Condition::Eq, 0, Some(Duration::from_secs(5)))
+        .unwrap();
     q.finish(Some(Duration::from_secs(5))).unwrap();
     device.shutdown().unwrap();
     assert!(q.finish(None).is_err());

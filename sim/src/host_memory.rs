@@ -32,10 +32,58 @@ const ARENA_BYTES: u64 = 1 << 46;
 pub(crate) const PAGE_SIZE: u64 = 4096;
 
 /// The machine's memory file.
+///
+/// Across `fork()` the memfd is shared (a forked child inherits the file and the simulator's
+/// shared mappings of it), while the kernel it models shares no BO between the two processes.
+/// Two rules keep them apart: the next free offset lives in a shared anonymous page, so a
+/// parent and a child never hand out the same range; and only the process that allocated a
+/// range punches it out when its backing goes, so a child dropping what it inherited never
+/// zeroes memory its parent still uses.
 #[derive(Debug)]
 pub(crate) struct MemoryFile {
     fd: OwnedFd,
-    next_offset: AtomicU64,
+    next_offset: SharedCounter,
+}
+
+/// A 64-bit counter in a `MAP_SHARED | MAP_ANONYMOUS` page: every process forked from its
+/// creator sees and advances the same one.
+#[derive(Debug)]
+struct SharedCounter {
+    page: NonNull<AtomicU64>,
+}
+
+// SAFETY: the page is owned by this value and only ever accessed through the atomic.
+unsafe impl Send for SharedCounter {}
+// SAFETY: as above.
+unsafe impl Sync for SharedCounter {}
+
+impl SharedCounter {
+    fn new() -> Result<Self, SimError> {
+        // SAFETY: a fresh anonymous mapping without MAP_FIXED replaces nothing.
+        let page = unsafe {
+            mman::mmap_anonymous(
+                None,
+                NonZeroUsize::new(PAGE_SIZE as usize).expect("a page is not empty"),
+                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                MapFlags::MAP_SHARED,
+            )
+        }
+        .map_err(|e| SimError::host("mmap of the shared offset counter", e))?;
+        // The page is zero-filled: the counter starts at 0.
+        Ok(Self { page: page.cast() })
+    }
+
+    fn get(&self) -> &AtomicU64 {
+        // SAFETY: the page is mapped (and page-aligned) for as long as `self` lives.
+        unsafe { self.page.as_ref() }
+    }
+}
+
+impl Drop for SharedCounter {
+    fn drop(&mut self) {
+        // SAFETY: the page was mapped by `new` and nothing refers to it past `self`.
+        let _ = unsafe { mman::munmap(self.page.cast(), PAGE_SIZE as usize) };
+    }
 }
 
 impl MemoryFile {
@@ -46,7 +94,7 @@ impl MemoryFile {
             .map_err(|e| SimError::host("ftruncate", e))?;
         Ok(Arc::new(Self {
             fd,
-            next_offset: AtomicU64::new(0),
+            next_offset: SharedCounter::new()?,
         }))
     }
 
@@ -63,6 +111,7 @@ impl MemoryFile {
             .ok_or(Errno::ENOMEM)?;
         let offset = self
             .next_offset
+            .get()
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |next| {
                 next.checked_add(len).filter(|&end| end <= ARENA_BYTES)
             })
@@ -84,6 +133,7 @@ impl MemoryFile {
         .map_err(Errno::from)?;
         Ok(Arc::new(Backing {
             file: self.clone(),
+            owner: std::process::id(),
             offset,
             len: map_len.get(),
             ptr: ptr.cast(),
@@ -96,6 +146,8 @@ impl MemoryFile {
 #[derive(Debug)]
 pub(crate) struct Backing {
     file: Arc<MemoryFile>,
+    /// The process that allocated the range: only it releases the pages.
+    owner: u32,
     offset: u64,
     len: usize,
     ptr: NonNull<u8>,
@@ -207,6 +259,10 @@ impl Drop for Backing {
         // SAFETY: `ptr`/`len` is the mapping this value created and owns; no reference into it
         // outlives `self` (spans hold an `Arc<Backing>`).
         let _ = unsafe { mman::munmap(self.ptr.cast(), self.len) };
+        if std::process::id() != self.owner {
+            // Inherited across fork: the range still belongs to the parent.
+            return;
+        }
         let _ = fallocate(
             self.file.fd.as_fd(),
             FallocateFlags::FALLOC_FL_PUNCH_HOLE | FallocateFlags::FALLOC_FL_KEEP_SIZE,

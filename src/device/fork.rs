@@ -27,8 +27,9 @@ pub(crate) fn epoch() -> u64 {
         // When this library is unloaded, glibc unregisters handlers of the unloaded object.
         let rc = unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
         if rc != 0 {
-            let _ = std::io::stderr()
-                .write_all(b"aqueduct: pthread_atfork failed; fork children are caught by pid only\n");
+            let _ = std::io::stderr().write_all(
+                b"aqueduct: pthread_atfork failed; fork children are caught by pid only\n",
+            );
         }
     });
     FORK_EPOCH.load(Ordering::Relaxed)

@@ -29,8 +29,8 @@ use crate::agent::{self, CpuAgent, GpuAgent};
 use crate::backend;
 use crate::error::{Error, Result};
 use crate::signal::pool::SignalPool;
-pub(crate) use lifetime::Stage as TeardownStage;
 use lifetime::ObjectTable;
+pub(crate) use lifetime::Stage as TeardownStage;
 use registry::Registry;
 
 /// A handle to the process-wide device: every GPU and CPU agent the kernel driver offers.
@@ -111,7 +111,11 @@ impl Live {
             }
             timeout = Duration::ZERO;
         }
-        faults.iter().rev().find(|f| f.gpu_id == gpu_id).map(|f| f.va)
+        faults
+            .iter()
+            .rev()
+            .find(|f| f.gpu_id == gpu_id)
+            .map(|f| f.va)
     }
 
     /// Fail if a memory fault on `gpu_id` made the kernel stop this process' queues there.
@@ -174,7 +178,8 @@ impl Device {
 
     /// The KFD interface version the kernel speaks.
     pub fn kfd_interface_version(&self) -> Result<(u32, u32)> {
-        self.shared.with_live(|live| Ok(live.kfd.interface_version()))
+        self.shared
+            .with_live(|live| Ok(live.kfd.interface_version()))
     }
 
     /// Kernel objects alive under this device (buffers, mappings, queues, events), for leak
@@ -221,7 +226,10 @@ impl Device {
             .iter()
             .position(|g| g.gpu_id == gpu.gpu_id)
             .ok_or_else(|| {
-                Error::InvalidArgument(format!("GPU {:#x} is not an agent of this device", gpu.gpu_id))
+                Error::InvalidArgument(format!(
+                    "GPU {:#x} is not an agent of this device",
+                    gpu.gpu_id
+                ))
             })
     }
 }

@@ -64,7 +64,12 @@ impl QueueError {
         }
         // The most specific cause first: a word may carry several bits.
         let table: [(i64, Self); 11] = [
-            (e::MEMORY_VIOLATION, Self::MemoryFault { address: fault_address }),
+            (
+                e::MEMORY_VIOLATION,
+                Self::MemoryFault {
+                    address: fault_address,
+                },
+            ),
             (e::ILLEGAL_INSTRUCTION, Self::IllegalInstruction),
             (e::DEBUG_TRAP, Self::DebugTrap),
             (e::INVALID_DIMENSIONS, Self::InvalidDimensions),

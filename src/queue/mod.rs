@@ -130,7 +130,12 @@ impl Device {
             .shared()
             .with_live(|live| QueueState::create(live, gpu.gpu_id, options))?;
         let queue_id = state.queue.queue_id();
-        debug!(gpu_id = gpu.gpu_id, queue_id, packets = options.packets, "queue created");
+        debug!(
+            gpu_id = gpu.gpu_id,
+            queue_id,
+            packets = options.packets,
+            "queue created"
+        );
         Ok(Queue {
             owned: Owned::new(self.shared(), TeardownStage::Queues, state),
             gpu_id: gpu.gpu_id,
@@ -309,8 +314,9 @@ impl Queue {
     /// A barrier-AND packet: later packets wait until every signal in `deps` (at most 5) is
     /// 0; `completion` is decremented when it is done.
     pub fn barrier_and(&self, deps: &[&Signal], completion: Option<&Signal>) -> Result<u64> {
-        let packet = aql::builder::barrier_and(&handles(deps), completion.map_or(0, Signal::handle))
-            .map_err(|e| Error::InvalidArgument(e.to_string()))?;
+        let packet =
+            aql::builder::barrier_and(&handles(deps), completion.map_or(0, Signal::handle))
+                .map_err(|e| Error::InvalidArgument(e.to_string()))?;
         self.submit(&packet)
     }
 
@@ -386,12 +392,14 @@ impl Queue {
 
     /// The CP's read index (`read_dispatch_id`): packets below it have been consumed.
     pub fn read_index(&self) -> Result<u64> {
-        self.owned.with_fast(|state| Ok(state.producer.read_index()))
+        self.owned
+            .with_fast(|state| Ok(state.producer.read_index()))
     }
 
     /// The write index (`write_dispatch_id`): packets below it have been reserved.
     pub fn write_index(&self) -> Result<u64> {
-        self.owned.with_fast(|state| Ok(state.producer.write_index()))
+        self.owned
+            .with_fast(|state| Ok(state.producer.write_index()))
     }
 
     /// Change the queue's priority (0..=15) and time-slice share (0..=100; 0 suspends it).

@@ -63,9 +63,10 @@ impl SignalState {
             .unwrap_or_else(PoisonError::into_inner)
             .take(&live.kfd, interrupt)?;
         let mailbox = if interrupt {
-            slot.event
-                .as_ref()
-                .and_then(|e| e.mailbox_address().map(|address| (address, e.trigger_data())))
+            slot.event.as_ref().and_then(|e| {
+                e.mailbox_address()
+                    .map(|address| (address, e.trigger_data()))
+            })
         } else {
             None
         };
@@ -202,7 +203,12 @@ impl Signal {
     /// Wait until `value <condition> compare` holds, at most `timeout` (`None`: forever), and
     /// return the value seen. Spins for [`aql::signal::SPIN_BUDGET`], then sleeps in the
     /// kernel: a long wait costs almost no CPU.
-    pub fn wait(&self, condition: Condition, compare: i64, timeout: Option<Duration>) -> Result<i64> {
+    pub fn wait(
+        &self,
+        condition: Condition,
+        compare: i64,
+        timeout: Option<Duration>,
+    ) -> Result<i64> {
         self.wait_with(condition, compare, timeout, None, &|| Ok(()))
     }
 
@@ -288,7 +294,9 @@ impl Timestamps {
         }
         let ticks = u128::from(self.end - self.start);
         let nanos = ticks * 1_000_000_000 / u128::from(frequency_hz);
-        Some(Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX)))
+        Some(Duration::from_nanos(
+            u64::try_from(nanos).unwrap_or(u64::MAX),
+        ))
     }
 }
 

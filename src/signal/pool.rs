@@ -58,11 +58,9 @@ impl SignalPool {
             Some(i) => self.free.swap_remove(i),
             None => {
                 self.grow(kfd)?;
-                self.free.pop().ok_or_else(|| {
-                    Error::OutOfMemory {
-                        what: "signal memory".to_owned(),
-                        source: None,
-                    }
+                self.free.pop().ok_or_else(|| Error::OutOfMemory {
+                    what: "signal memory".to_owned(),
+                    source: None,
                 })?
             }
         };
@@ -82,9 +80,9 @@ impl SignalPool {
 
     fn grow(&mut self, kfd: &Arc<Kfd>) -> Result<()> {
         let gpu_ids: Vec<u32> = kfd.gpus().iter().map(kfd::Gpu::gpu_id).collect();
-        let first = *gpu_ids.first().ok_or_else(|| {
-            Error::Unsupported("signals need at least one GPU".to_owned())
-        })?;
+        let first = *gpu_ids
+            .first()
+            .ok_or_else(|| Error::Unsupported("signals need at least one GPU".to_owned()))?;
         let what = || "signal memory".to_owned();
         let bo = kfd
             .allocate(first, Allocation::new(MemoryKind::GttFine, PAGE_BYTES))

@@ -55,8 +55,12 @@ impl<'a> EventSleeper<'a> {
 impl SignalSleeper for EventSleeper<'_> {
     fn sleep(&self, timeout: Duration) -> std::result::Result<(), String> {
         (self.check)().map_err(|e| self.fail(e))?;
-        let mut waits: Vec<EventWait<'_>> =
-            self.events.iter().flatten().map(|e| EventWait::new(e)).collect();
+        let mut waits: Vec<EventWait<'_>> = self
+            .events
+            .iter()
+            .flatten()
+            .map(|e| EventWait::new(e))
+            .collect();
         if waits.is_empty() {
             std::thread::sleep(timeout.min(POLL_NAP));
         } else {
@@ -69,9 +73,9 @@ impl SignalSleeper for EventSleeper<'_> {
 
     fn wake(&self) -> std::result::Result<(), String> {
         match self.events[0] {
-            Some(event) => event
-                .set()
-                .map_err(|e| self.fail(Error::driver(|| "waking a signal's waiters".to_owned(), e))),
+            Some(event) => event.set().map_err(|e| {
+                self.fail(Error::driver(|| "waking a signal's waiters".to_owned(), e))
+            }),
             None => Ok(()),
         }
     }

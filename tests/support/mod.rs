@@ -13,13 +13,22 @@ use aqueduct::{Buffer, Device, Executable, GpuAgent, Kernel, MemoryLocation};
 
 /// A simulated MI210 with few CUs (the tests' kernels are small), its own kernel state.
 pub fn machine() -> Machine {
-    Machine::new(MachineConfig::mi210().with_compute_units(8).with_vram(1 << 30)).unwrap()
+    Machine::new(
+        MachineConfig::mi210()
+            .with_compute_units(8)
+            .with_vram(1 << 30),
+    )
+    .unwrap()
 }
 
 /// A device on a fresh simulated hive of `gpus` MI210s (XGMI peers).
 pub fn hive_device(gpus: usize) -> (Machine, Device) {
-    let machine =
-        Machine::new(MachineConfig::mi210_hive(gpus).with_compute_units(8).with_vram(1 << 30)).unwrap();
+    let machine = Machine::new(
+        MachineConfig::mi210_hive(gpus)
+            .with_compute_units(8)
+            .with_vram(1 << 30),
+    )
+    .unwrap();
     let device = Device::open_on(Arc::new(machine.clone())).unwrap();
     (machine, device)
 }
@@ -38,9 +47,14 @@ pub fn gpu(device: &Device) -> GpuAgent {
 
 /// A committed test kernel's code object.
 pub fn code_object(target: &str, file: &str) -> Vec<u8> {
-    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests/kernels/bin", target, file]
-        .iter()
-        .collect();
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "tests/kernels/bin",
+        target,
+        file,
+    ]
+    .iter()
+    .collect();
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -70,8 +84,12 @@ impl CounterDispatches {
         let kernargs = device
             .alloc(gpu, MemoryLocation::Kernarg, stride * count)
             .unwrap();
-        let counters = device.alloc(gpu, MemoryLocation::HostFine, 4 * count).unwrap();
-        let olds = device.alloc(gpu, MemoryLocation::HostFine, 4 * count).unwrap();
+        let counters = device
+            .alloc(gpu, MemoryLocation::HostFine, 4 * count)
+            .unwrap();
+        let olds = device
+            .alloc(gpu, MemoryLocation::HostFine, 4 * count)
+            .unwrap();
         olds.fill(0xff).unwrap();
         let this = Self {
             kernel,
@@ -92,9 +110,15 @@ impl CounterDispatches {
         let at = i * self.stride;
         // Offsets from the kernel's metadata: counter, old, n.
         let offsets: Vec<u32> = self.kernel.args.iter().map(|a| a.offset).collect();
-        self.kernargs.write(at + offsets[0] as usize, &[counter]).unwrap();
-        self.kernargs.write(at + offsets[1] as usize, &[old]).unwrap();
-        self.kernargs.write(at + offsets[2] as usize, &[1u32]).unwrap();
+        self.kernargs
+            .write(at + offsets[0] as usize, &[counter])
+            .unwrap();
+        self.kernargs
+            .write(at + offsets[1] as usize, &[old])
+            .unwrap();
+        self.kernargs
+            .write(at + offsets[2] as usize, &[1u32])
+            .unwrap();
     }
 
     /// The dispatch packet of segment `i`.
@@ -115,14 +139,23 @@ impl CounterDispatches {
 /// the metadata's offsets); hidden arguments stay zero.
 pub fn kernargs(device: &Device, gpu: &GpuAgent, kernel: &Kernel, args: &[&[u8]]) -> Buffer {
     let segment = device
-        .alloc(gpu, MemoryLocation::Kernarg, (kernel.kernarg_size as usize).max(64))
+        .alloc(
+            gpu,
+            MemoryLocation::Kernarg,
+            (kernel.kernarg_size as usize).max(64),
+        )
         .unwrap();
     let explicit: Vec<_> = kernel
         .args
         .iter()
         .filter(|a| !a.value_kind.is_hidden())
         .collect();
-    assert_eq!(explicit.len(), args.len(), "argument count of {}", kernel.name);
+    assert_eq!(
+        explicit.len(),
+        args.len(),
+        "argument count of {}",
+        kernel.name
+    );
     for (arg, bytes) in explicit.iter().zip(args) {
         assert_eq!(arg.size as usize, bytes.len(), "size of {:?}", arg.name);
         segment.write(arg.offset as usize, bytes).unwrap();
@@ -131,7 +164,13 @@ pub fn kernargs(device: &Device, gpu: &GpuAgent, kernel: &Kernel, args: &[&[u8]]
 }
 
 /// A one-dimensional dispatch of `kernel` with `segment` as its kernarg segment.
-pub fn dispatch_1d(kernel: &Kernel, segment: &Buffer, grid: u32, workgroup: u16, completion: u64) -> KernelDispatchPacket {
+pub fn dispatch_1d(
+    kernel: &Kernel,
+    segment: &Buffer,
+    grid: u32,
+    workgroup: u16,
+    completion: u64,
+) -> KernelDispatchPacket {
     DispatchBuilder::new(kernel.kernel_object, segment.gpu_address())
         .grid_1d(grid, workgroup)
         .group_segment_size(kernel.group_segment_size)
