@@ -278,6 +278,6 @@ impl fmt::Debug for Buffer {
             .field("gpu_address", &format_args!("{:#x}", self.gpu_address))
             .field("location", &self.location)
             .field("gpu_id", &format_args!("{:#x}", self.gpu_id))
-            .finish()
+            .finish_non_exhaustive()
     }
 }

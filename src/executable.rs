@@ -221,6 +221,6 @@ impl fmt::Debug for Executable {
             .field("gpu_id", &format_args!("{:#x}", self.gpu_id))
             .field("base", &format_args!("{:#x}", self.image.base()))
             .field("target", &self.image.target().to_string())
-            .finish()
+            .finish_non_exhaustive()
     }
 }

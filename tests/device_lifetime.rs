@@ -245,18 +245,17 @@ fn a_one_second_wait_costs_the_waiting_thread_almost_no_cpu() {
     let signal = device.signal(1).unwrap();
     let cpu = |f: &dyn Fn()| {
         let usage = || {
-            // SAFETY: getrusage writes one struct rusage.
+            // SAFETY: rusage is plain data; all zeroes is a valid value.
             let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-            assert_eq!(
-                unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) },
-                0
-            );
+            // SAFETY: getrusage writes one struct rusage through the pointer.
+            let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &raw mut usage) };
+            assert_eq!(rc, 0);
             let t = |tv: libc::timeval| Duration::new(tv.tv_sec as u64, tv.tv_usec as u32 * 1000);
             t(usage.ru_utime) + t(usage.ru_stime)
         };
         let before = usage();
         f();
-        usage() - before
+        usage().saturating_sub(before)
     };
     let spent = cpu(&|| {
         let e = queue

@@ -1,7 +1,7 @@
 //! AQL queues: a ring the host produces packets into and a GPU's command processor consumes,
 //! with the queue's error word watched by every wait on it.
 //!
-//! - [`error`]: what the CP reports when it stops a queue.
+//! - `error`: what the CP reports when it stops a queue ([`QueueError`]).
 //!
 //! Creating a queue: the kernel's memory for it (ring, `amd_queue_t` page, EOP buffer,
 //! context-save area) from `kfd`, every ring slot set INVALID, the `amd_queue_t` filled in
@@ -453,6 +453,6 @@ impl fmt::Debug for Queue {
             .field("gpu_id", &format_args!("{:#x}", self.gpu_id))
             .field("queue_id", &self.queue_id)
             .field("packets", &self.packets)
-            .finish()
+            .finish_non_exhaustive()
     }
 }

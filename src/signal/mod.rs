@@ -1,8 +1,8 @@
 //! Signals: `amd_signal_t` values the host and the GPU update atomically, with waits that spin
 //! briefly and then sleep in the kernel, and the profiling timestamps the CP writes.
 //!
-//! - [`pool`]: signal memory and events, recycled;
-//! - [`sleeper`]: sleeping on KFD events for `aql`'s waits.
+//! - `pool`: signal memory and events, recycled;
+//! - `sleeper`: sleeping on KFD events for `aql`'s waits.
 
 pub(crate) mod pool;
 pub(crate) mod sleeper;
@@ -304,6 +304,6 @@ impl fmt::Debug for Signal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Signal")
             .field("handle", &format_args!("{:#x}", self.handle))
-            .finish()
+            .finish_non_exhaustive()
     }
 }

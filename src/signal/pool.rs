@@ -54,15 +54,14 @@ impl SignalPool {
             .iter()
             .rposition(|slot| slot.event.is_some() == interrupt)
             .or_else(|| (!self.free.is_empty()).then(|| self.free.len() - 1));
-        let mut slot = match position {
-            Some(i) => self.free.swap_remove(i),
-            None => {
-                self.grow(kfd)?;
-                self.free.pop().ok_or_else(|| Error::OutOfMemory {
-                    what: "signal memory".to_owned(),
-                    source: None,
-                })?
-            }
+        let mut slot = if let Some(i) = position {
+            self.free.swap_remove(i)
+        } else {
+            self.grow(kfd)?;
+            self.free.pop().ok_or_else(|| Error::OutOfMemory {
+                what: "signal memory".to_owned(),
+                source: None,
+            })?
         };
         if interrupt && slot.event.is_none() {
             slot.event = Some(
