@@ -14,3 +14,5 @@ pub use drm_amdgpu;
 pub use kfd;
 
 pub mod backend;
+pub mod code_object_source;
+pub mod kernarg;
