@@ -198,8 +198,8 @@ fn implicit_args_reads_back_the_v5_and_v6_block_with_remainders() {
 #[test]
 fn vector_add_v4_v5_v6_and_grid_3d_compute_with_built_kernargs() {
     let n = 1000u32;
-    let a: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761)).collect();
-    let b: Vec<u32> = (0..n).map(|i| i ^ 0x5555).collect();
+    let lhs: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let rhs: Vec<u32> = (0..n).map(|i| i ^ 0x5555).collect();
     for target in [GfxTarget::Gfx90a, GfxTarget::Gfx942] {
         let gpu = Gpu::new(target);
         let versions: &[&str] = if target == GfxTarget::Gfx90a {
@@ -209,22 +209,22 @@ fn vector_add_v4_v5_v6_and_grid_3d_compute_with_built_kernargs() {
         };
         for version in versions {
             let loaded = gpu.load(&format!("vector_add.{version}"));
-            let (ba, bb) = (gpu.buffer_u32(&a), gpu.buffer_u32(&b));
-            let c = gpu.buffer_u32(&vec![0xdead_beef; n as usize + 8]);
+            let (lhs_buf, rhs_buf) = (gpu.buffer_u32(&lhs), gpu.buffer_u32(&rhs));
+            let sum = gpu.buffer_u32(&vec![0xdead_beef; n as usize + 8]);
             gpu.run(
                 &loaded,
                 "vector_add",
                 Geometry::d1(n.next_multiple_of(64), 64),
                 &[
-                    Arg::ptr(ba.va()),
-                    Arg::ptr(bb.va()),
-                    Arg::ptr(c.va()),
+                    Arg::ptr(lhs_buf.va()),
+                    Arg::ptr(rhs_buf.va()),
+                    Arg::ptr(sum.va()),
                     Arg::u32(n),
                 ],
             );
-            let got = u32s(&c);
+            let got = u32s(&sum);
             for i in 0..n as usize {
-                assert_eq!(got[i], a[i].wrapping_add(b[i]), "{version} c[{i}]");
+                assert_eq!(got[i], lhs[i].wrapping_add(rhs[i]), "{version} c[{i}]");
             }
             assert!(
                 got[n as usize..].iter().all(|&v| v == 0xdead_beef),
