@@ -648,3 +648,113 @@ fn a_preloading_kernel_reports_its_range_and_fills_the_segment_as_usual() {
         assert_eq!(read(&segment, 8, 4), 1);
     }
 }
+
+#[test]
+fn a_v4_object_through_the_loader_gets_its_hidden_block_filled() {
+    use aqueduct::loader::synth::{S_ENDPGM, Synth, SynthKernel};
+    // V4 (EI_ABIVERSION 2): (global int*, uint) then the 56-byte V4 block, as clang-19 lays it
+    // out with -mcode-object-version=4 for a kernel that needs it.
+    let mut kernel = SynthKernel::new("v4", S_ENDPGM.to_vec());
+    kernel.args = vec![
+        (8, "global_buffer"),
+        (4, "by_value"),
+        (8, "hidden_global_offset_x"),
+        (8, "hidden_global_offset_y"),
+        (8, "hidden_global_offset_z"),
+        (8, "hidden_hostcall_buffer"),
+        (8, "hidden_default_queue"),
+        (8, "hidden_completion_action"),
+        (8, "hidden_multigrid_sync_arg"),
+    ];
+    let bytes = Synth {
+        abi_version: 2,
+        kernels: vec![kernel],
+        ..Synth::default()
+    }
+    .build();
+    let code_object = CodeObject::parse(&bytes).unwrap();
+    let symbol = code_object.kernel("v4").unwrap();
+    let implicit = symbol.implicit_args.expect("a V4 block");
+    assert_eq!(
+        (implicit.layout, implicit.offset, implicit.size),
+        (ImplicitLayout::V4, 16, 56)
+    );
+    let layout = KernargLayout::for_symbol(symbol).unwrap();
+    let mut segment = vec![0xff; layout.size() as usize];
+    let context = LaunchContext {
+        hostcall_buffer: Some(0x4242_0000),
+        ..CONTEXT
+    };
+    layout
+        .write(
+            &mut segment,
+            &Geometry::d2([64, 3], [64, 1]).with_global_offset([9, 8, 0]),
+            &[Arg::ptr(0xabc0), Arg::u32(77)],
+            &context,
+        )
+        .unwrap();
+    let words: Vec<u64> = (0..9).map(|i| read(&segment, i * 8, 8)).collect();
+    assert_eq!(words, [0xabc0, 77, 9, 8, 0, 0x4242_0000, 0, 0, 0]);
+}
+
+/// Counts this thread's heap allocations, to show that building a segment makes none.
+mod allocations {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    thread_local! {
+        static COUNT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    pub struct Counting;
+
+    // SAFETY: every call is forwarded unchanged to `System`, which upholds `GlobalAlloc`'s
+    // contract; counting touches only a const-initialised thread-local `Cell` without a
+    // destructor, which neither allocates nor unwinds.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            COUNT.with(|c| c.set(c.get() + 1));
+            // SAFETY: the caller's `layout` obligations are passed on as they are.
+            unsafe { System.alloc(layout) }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: `ptr` came from `System.alloc` with `layout` (through `alloc` above).
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    pub fn count() -> usize {
+        COUNT.with(Cell::get)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: allocations::Counting = allocations::Counting;
+
+#[test]
+fn building_a_segment_does_not_allocate() {
+    let path = bin().join("gfx90a/indirect_call.co5");
+    let bytes = std::fs::read(path).unwrap();
+    let code_object = CodeObject::parse(&bytes).unwrap();
+    let layout = KernargLayout::for_symbol(code_object.kernel("indirect_call").unwrap()).unwrap();
+    let mut segment = vec![0; layout.size() as usize];
+    let args = [
+        Arg::ptr(0x1000),
+        Arg::ptr(0x2000),
+        Arg::ptr(0x3000),
+        Arg::ptr(0x4000),
+        Arg::u32(1000),
+    ];
+    let geometry = Geometry::d1(1000, 64);
+    let before = allocations::count();
+    for _ in 0..100 {
+        layout
+            .write(&mut segment, &geometry, &args, &CONTEXT)
+            .unwrap();
+    }
+    assert_eq!(allocations::count() - before, 0);
+    // The counter works: an error (which names things) does allocate.
+    let _ = layout.write(&mut segment, &geometry, &args[..1], &CONTEXT);
+    assert!(allocations::count() > before);
+}
