@@ -3,14 +3,14 @@
 
 use amdgpu_loader::metadata::{AddressSpace, KernelKind};
 use amdgpu_loader::{
-    HiddenArg, ImplicitArgs, ImplicitLayout, Kernel, KernelDescriptor, KernelMetadata,
-    KernelSymbol, ValueKind,
+    HiddenArg, ImplicitArgs, Kernel, KernelDescriptor, KernelMetadata, KernelSymbol, ValueKind,
 };
 
 use super::error::KernargError;
 use super::geometry::{Geometry, KernelLimits};
 use super::hidden::{self, LaunchContext};
 use super::value::{Arg, sized};
+use ExplicitKind::Pointer;
 
 /// Alignment of a `__local` argument's LDS area when the metadata gives no `.pointee_align`.
 /// Unsure: CLR aligns each area to the argument's alignment; 16 satisfies every OpenCL type up
@@ -35,6 +35,8 @@ enum ExplicitKind {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct ExplicitSlot {
+    /// Index in the metadata's `.args` (hidden arguments included).
+    metadata_index: usize,
     name: Option<String>,
     offset: u32,
     size: u32,
@@ -226,6 +228,7 @@ impl KernargLayout {
                 )));
             }
             explicit.push(ExplicitSlot {
+                metadata_index: index,
                 name: arg.name.clone(),
                 offset: arg.offset,
                 size: arg.size,
@@ -357,17 +360,13 @@ impl KernargLayout {
                 (ExplicitKind::Pointer(_), Arg::Pointer(address)) => {
                     segment[at..at + 8].copy_from_slice(&address.to_le_bytes());
                 }
-                (ExplicitKind::ByValue, Arg::Scalar(_) | Arg::Bytes(_)) if arg.size() == width => {
-                    let bytes = match arg {
-                        Arg::Scalar(s) => s.as_bytes(),
-                        Arg::Bytes(b) => b,
-                        _ => &[],
-                    };
-                    segment[at..at + width].copy_from_slice(bytes);
+                (ExplicitKind::ByValue, _) if arg.value_bytes().map(<[u8]>::len) == Some(width) => {
+                    segment[at..at + width].copy_from_slice(arg.value_bytes().unwrap_or_default());
                 }
                 (ExplicitKind::Local { align }, Arg::Local(bytes)) => {
                     let start = lds_end.next_multiple_of(u64::from(*align));
                     lds_end = start + u64::from(*bytes);
+                    // Past 4 GiB the LDS check below refuses the launch anyway.
                     let offset = u32::try_from(start).unwrap_or(u32::MAX);
                     let value = u64::from(offset).to_le_bytes();
                     segment[at..at + width].copy_from_slice(&value[..width]);
@@ -375,7 +374,7 @@ impl KernargLayout {
                 (ExplicitKind::Unsupported(kind), _) => {
                     return Err(KernargError::Unsupported {
                         kernel: self.kernel.clone(),
-                        index,
+                        index: slot.metadata_index,
                         what: kind.clone(),
                         why: "aqueduct cannot pass arguments of this kind",
                     });
@@ -436,8 +435,6 @@ impl KernargLayout {
     }
 }
 
-use ExplicitKind::Pointer;
-
 /// What a layout is computed from (a loaded [`Kernel`] or a parsed [`KernelSymbol`]).
 struct Parts<'a> {
     name: &'a str,
@@ -486,10 +483,6 @@ fn place_hidden(implicit: Option<ImplicitArgs>, listed: Vec<HiddenSlot>) -> Vec<
                 listed: listed_here,
             });
         }
-        debug_assert!(matches!(
-            block.layout,
-            ImplicitLayout::V4 | ImplicitLayout::V5
-        ));
     }
     for arg in listed {
         if !slots.iter().any(|s| s.listed == arg.listed) {

@@ -126,6 +126,15 @@ impl<'a> Arg<'a> {
         }
     }
 
+    /// The bytes a `by_value` argument takes from this value (a scalar or an aggregate).
+    pub(crate) fn value_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Self::Scalar(s) => Some(s.as_bytes()),
+            Self::Bytes(b) => Some(b),
+            Self::Pointer(_) | Self::Local(_) => None,
+        }
+    }
+
     /// What the value is, for error messages: `a device pointer`, `a 4-byte scalar`, ...
     pub(crate) fn describe(&self) -> String {
         match self {
