@@ -74,40 +74,62 @@ impl LaunchContext {
     }
 }
 
-/// The value of hidden argument `kind` for a launch of `geometry` whose LDS beyond the kernel's
-/// static LDS is `dynamic_lds` bytes. Services the context lacks read as 0.
-pub(crate) fn value(
-    kind: HiddenArg,
-    geometry: &Geometry,
+/// The values of a launch's hidden arguments, worked out once per launch (the divisions for
+/// block counts and remainders happen here, not once per field).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HiddenValues<'a> {
+    count: [u32; 3],
+    remainder: [u32; 3],
+    geometry: &'a Geometry,
     dynamic_lds: u32,
-    context: &LaunchContext,
-) -> u64 {
-    use HiddenArg as H;
-    let count = geometry.block_count();
-    let group = geometry.workgroup();
-    let rem = geometry.remainder();
-    let offset = geometry.global_offset();
-    match kind {
-        H::BlockCountX => count[0].into(),
-        H::BlockCountY => count[1].into(),
-        H::BlockCountZ => count[2].into(),
-        H::GroupSizeX => group[0].into(),
-        H::GroupSizeY => group[1].into(),
-        H::GroupSizeZ => group[2].into(),
-        H::RemainderX => rem[0].into(),
-        H::RemainderY => rem[1].into(),
-        H::RemainderZ => rem[2].into(),
-        H::GlobalOffsetX => offset[0],
-        H::GlobalOffsetY => offset[1],
-        H::GlobalOffsetZ => offset[2],
-        H::GridDims => geometry.dims().into(),
-        H::DynamicLdsSize => dynamic_lds.into(),
-        H::QueuePtr => context.queue_address,
-        H::PrivateBase => context.private_aperture_base >> 32,
-        H::SharedBase => context.shared_aperture_base >> 32,
-        H::PrintfBuffer => context.printf_buffer.unwrap_or(0),
-        H::HostcallBuffer => context.hostcall_buffer.unwrap_or(0),
-        H::HeapV1 => context.heap.unwrap_or(0),
-        H::None | H::MultigridSyncArg | H::DefaultQueue | H::CompletionAction => 0,
+    context: &'a LaunchContext,
+}
+
+impl<'a> HiddenValues<'a> {
+    /// The values for a launch of `geometry` whose LDS beyond the kernel's static LDS is
+    /// `dynamic_lds` bytes.
+    pub(crate) fn new(
+        geometry: &'a Geometry,
+        dynamic_lds: u32,
+        context: &'a LaunchContext,
+    ) -> Self {
+        Self {
+            count: geometry.block_count(),
+            remainder: geometry.remainder(),
+            geometry,
+            dynamic_lds,
+            context,
+        }
+    }
+
+    /// The value of hidden argument `kind`. Services the context lacks read as 0.
+    pub(crate) fn get(&self, kind: HiddenArg) -> u64 {
+        use HiddenArg as H;
+        let group = self.geometry.workgroup();
+        let offset = self.geometry.global_offset();
+        let context = self.context;
+        match kind {
+            H::BlockCountX => self.count[0].into(),
+            H::BlockCountY => self.count[1].into(),
+            H::BlockCountZ => self.count[2].into(),
+            H::GroupSizeX => group[0].into(),
+            H::GroupSizeY => group[1].into(),
+            H::GroupSizeZ => group[2].into(),
+            H::RemainderX => self.remainder[0].into(),
+            H::RemainderY => self.remainder[1].into(),
+            H::RemainderZ => self.remainder[2].into(),
+            H::GlobalOffsetX => offset[0],
+            H::GlobalOffsetY => offset[1],
+            H::GlobalOffsetZ => offset[2],
+            H::GridDims => self.geometry.dims().into(),
+            H::DynamicLdsSize => self.dynamic_lds.into(),
+            H::QueuePtr => context.queue_address,
+            H::PrivateBase => context.private_aperture_base >> 32,
+            H::SharedBase => context.shared_aperture_base >> 32,
+            H::PrintfBuffer => context.printf_buffer.unwrap_or(0),
+            H::HostcallBuffer => context.hostcall_buffer.unwrap_or(0),
+            H::HeapV1 => context.heap.unwrap_or(0),
+            H::None | H::MultigridSyncArg | H::DefaultQueue | H::CompletionAction => 0,
+        }
     }
 }

@@ -8,7 +8,7 @@ use amdgpu_loader::{
 
 use super::error::KernargError;
 use super::geometry::{Geometry, KernelLimits};
-use super::hidden::{self, LaunchContext};
+use super::hidden::{HiddenValues, LaunchContext};
 use super::value::{Arg, sized};
 use ExplicitKind::Pointer;
 
@@ -400,6 +400,7 @@ impl KernargLayout {
         }
         let group_segment_size = group_segment as u32;
         let dynamic_lds = group_segment_size - self.static_lds;
+        let values = HiddenValues::new(geometry, dynamic_lds, context);
         for slot in &self.hidden {
             let missing = slot.listed.zip(context.missing_service(slot.kind));
             if let Some((index, why)) = missing {
@@ -410,10 +411,12 @@ impl KernargLayout {
                     why,
                 });
             }
-            let value = hidden::value(slot.kind, geometry, dynamic_lds, context);
-            let at = slot.offset as usize;
-            let width = slot.size as usize;
-            segment[at..at + width].copy_from_slice(&value.to_le_bytes()[..width]);
+            put(
+                segment,
+                slot.offset as usize,
+                slot.size,
+                values.get(slot.kind),
+            );
         }
         let grid = geometry.grid();
         let group = geometry.workgroup();
@@ -432,6 +435,29 @@ impl KernargLayout {
             kernel: self.kernel.clone(),
             detail,
         }
+    }
+}
+
+/// Whether aqueduct writes 0 to `kind` whatever the launch (see [`super::hidden`]).
+fn always_zero(kind: HiddenArg) -> bool {
+    matches!(
+        kind,
+        HiddenArg::None
+            | HiddenArg::MultigridSyncArg
+            | HiddenArg::DefaultQueue
+            | HiddenArg::CompletionAction
+    )
+}
+
+/// Write the low `width` bytes of `value` at `at`, with fixed-size copies for the usual widths
+/// (the hot path writes about twenty hidden fields per launch).
+fn put(segment: &mut [u8], at: usize, width: u32, value: u64) {
+    let bytes = value.to_le_bytes();
+    match width {
+        8 => segment[at..at + 8].copy_from_slice(&bytes),
+        4 => segment[at..at + 4].copy_from_slice(&bytes[..4]),
+        2 => segment[at..at + 2].copy_from_slice(&bytes[..2]),
+        _ => segment[at..at + width as usize].copy_from_slice(&bytes[..width as usize]),
     }
 }
 
@@ -489,5 +515,7 @@ fn place_hidden(implicit: Option<ImplicitArgs>, listed: Vec<HiddenSlot>) -> Vec<
             slots.push(arg);
         }
     }
+    // The segment is zeroed first: fields that are always 0 need no write.
+    slots.retain(|s| !always_zero(s.kind));
     slots
 }
