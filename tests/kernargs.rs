@@ -758,3 +758,51 @@ fn building_a_segment_does_not_allocate() {
     let _ = layout.write(&mut segment, &geometry, &args[..1], &CONTEXT);
     assert!(allocations::count() > before);
 }
+
+#[test]
+fn the_layout_describes_the_explicit_arguments() {
+    use aqueduct::kernarg::ArgKind;
+    let k = kernel(
+        vec![
+            arg("out", 0, 8, ValueKind::GlobalBuffer),
+            arg("n", 8, 4, ValueKind::ByValue),
+            arg("tmp", 12, 4, ValueKind::DynamicSharedPointer),
+            hidden(HiddenArg::BlockCountX, 16, 4),
+        ],
+        Some((ImplicitLayout::V5, 16)),
+        16 + 256,
+        |_, _| {},
+    );
+    let layout = KernargLayout::for_symbol(&k).unwrap();
+    let described: Vec<_> = layout
+        .explicit_args()
+        .iter()
+        .map(|a| {
+            (
+                a.metadata_index(),
+                a.name(),
+                a.offset(),
+                a.size(),
+                a.kind().clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        described,
+        [
+            (
+                0,
+                Some("out"),
+                0,
+                8,
+                ArgKind::Pointer("global buffer pointer")
+            ),
+            (1, Some("n"), 8, 4, ArgKind::ByValue),
+            (2, Some("tmp"), 12, 4, ArgKind::Local { align: 16 }),
+        ]
+    );
+    assert_eq!(
+        (layout.size(), layout.align(), layout.reserved_size()),
+        (272, 16, 272)
+    );
+}

@@ -10,50 +10,78 @@ use super::error::KernargError;
 use super::geometry::{Geometry, KernelLimits};
 use super::hidden::{HiddenValues, LaunchContext};
 use super::value::{Arg, sized};
-use ExplicitKind::Pointer;
+use ArgKind::Pointer;
 
 /// Alignment of a `__local` argument's LDS area when the metadata gives no `.pointee_align`.
 /// Unsure: CLR aligns each area to the argument's alignment; 16 satisfies every OpenCL type up
 /// to `long2`/`double2` and costs at most 12 bytes.
 const DEFAULT_LOCAL_ALIGN: u32 = 16;
 
-/// How an explicit argument is passed.
+/// How an explicit argument is passed, as its metadata says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum ExplicitKind {
-    /// A device address (global or constant buffer, image, sampler, pipe).
+#[non_exhaustive]
+pub enum ArgKind {
+    /// A device address ([`Arg::Pointer`]); the text says what it points at, e.g.
+    /// `global buffer pointer`, `constant buffer pointer`, `image descriptor pointer`.
     Pointer(&'static str),
-    /// The bytes themselves.
+    /// The bytes themselves ([`Arg::Scalar`] or [`Arg::Bytes`] of exactly the size).
     ByValue,
-    /// The group-segment offset of a dynamic LDS area.
+    /// The group-segment offset of a dynamic LDS area ([`Arg::Local`]).
     Local {
         /// Alignment of the area.
         align: u32,
     },
-    /// A kind aqueduct cannot pass (device-enqueue queues, kinds newer than the loader).
+    /// A kind aqueduct cannot pass (device-enqueue queues, kinds newer than the loader): its
+    /// `.value_kind`.
     Unsupported(String),
 }
 
+/// One explicit argument of a kernel: what [`KernargLayout::write`] checks a value against.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct ExplicitSlot {
-    /// Index in the metadata's `.args` (hidden arguments included).
+pub struct ExplicitArg {
     metadata_index: usize,
     name: Option<String>,
     offset: u32,
     size: u32,
-    kind: ExplicitKind,
+    kind: ArgKind,
 }
 
-impl ExplicitSlot {
+impl ExplicitArg {
+    /// Index in the metadata's `.args` (hidden arguments included).
+    pub fn metadata_index(&self) -> usize {
+        self.metadata_index
+    }
+
+    /// The argument's `.name`, if the metadata has one.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Offset in the kernarg segment.
+    pub fn offset(&self) -> u32 {
+        self.offset
+    }
+
+    /// Bytes in the kernarg segment.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// How it is passed.
+    pub fn kind(&self) -> &ArgKind {
+        &self.kind
+    }
+
     /// What the kernel expects here, for error messages.
     fn expected(&self) -> String {
         let size = sized(self.size as usize);
         match &self.kind {
-            ExplicitKind::Pointer(what) => format!("{size} {what} (a device pointer)"),
-            ExplicitKind::ByValue => format!("{size} by_value scalar or aggregate"),
-            ExplicitKind::Local { .. } => {
+            ArgKind::Pointer(what) => format!("{size} {what} (a device pointer)"),
+            ArgKind::ByValue => format!("{size} by_value scalar or aggregate"),
+            ArgKind::Local { .. } => {
                 "a dynamic_shared_pointer (give its LDS bytes with Arg::local)".to_owned()
             }
-            ExplicitKind::Unsupported(kind) => format!("a `{kind}` argument"),
+            ArgKind::Unsupported(kind) => format!("a `{kind}` argument"),
         }
     }
 }
@@ -128,7 +156,7 @@ pub struct KernargLayout {
     kernel: String,
     size: u32,
     align: u32,
-    explicit: Vec<ExplicitSlot>,
+    explicit: Vec<ExplicitArg>,
     hidden: Vec<HiddenSlot>,
     implicit: Option<ImplicitArgs>,
     static_lds: u32,
@@ -202,8 +230,8 @@ impl KernargLayout {
                 ValueKind::Image => Pointer("image descriptor pointer"),
                 ValueKind::Sampler => Pointer("sampler descriptor pointer"),
                 ValueKind::Pipe => Pointer("pipe pointer"),
-                ValueKind::ByValue => ExplicitKind::ByValue,
-                ValueKind::DynamicSharedPointer => ExplicitKind::Local {
+                ValueKind::ByValue => ArgKind::ByValue,
+                ValueKind::DynamicSharedPointer => ArgKind::Local {
                     align: arg
                         .pointee_align
                         .filter(|a| a.is_power_of_two())
@@ -211,7 +239,7 @@ impl KernargLayout {
                         .max(4),
                 },
                 ValueKind::Queue | ValueKind::Unknown(_) => {
-                    ExplicitKind::Unsupported(arg.value_kind.name().to_owned())
+                    ArgKind::Unsupported(arg.value_kind.name().to_owned())
                 }
             };
             if matches!(kind, Pointer(_)) && arg.size != 8 {
@@ -221,13 +249,13 @@ impl KernargLayout {
                     arg.size
                 )));
             }
-            if matches!(kind, ExplicitKind::Local { .. }) && !(arg.size == 4 || arg.size == 8) {
+            if matches!(kind, ArgKind::Local { .. }) && !(arg.size == 4 || arg.size == 8) {
                 return Err(inconsistent(format!(
                     "argument {index} is a dynamic_shared_pointer of {} bytes; LDS offsets are 4",
                     arg.size
                 )));
             }
-            explicit.push(ExplicitSlot {
+            explicit.push(ExplicitArg {
                 metadata_index: index,
                 name: arg.name.clone(),
                 offset: arg.offset,
@@ -295,9 +323,9 @@ impl KernargLayout {
         self.size.next_multiple_of(self.align.max(1))
     }
 
-    /// Explicit arguments the caller supplies.
-    pub fn explicit_count(&self) -> usize {
-        self.explicit.len()
+    /// The explicit arguments the caller supplies, in order.
+    pub fn explicit_args(&self) -> &[ExplicitArg] {
+        &self.explicit
     }
 
     /// Where the implicit-argument block is, and its layout (V4 or V5/V6), if the kernel has
@@ -357,13 +385,13 @@ impl KernargLayout {
             let at = slot.offset as usize;
             let width = slot.size as usize;
             match (&slot.kind, arg) {
-                (ExplicitKind::Pointer(_), Arg::Pointer(address)) => {
+                (ArgKind::Pointer(_), Arg::Pointer(address)) => {
                     segment[at..at + 8].copy_from_slice(&address.to_le_bytes());
                 }
-                (ExplicitKind::ByValue, _) if arg.value_bytes().map(<[u8]>::len) == Some(width) => {
+                (ArgKind::ByValue, _) if arg.value_bytes().map(<[u8]>::len) == Some(width) => {
                     segment[at..at + width].copy_from_slice(arg.value_bytes().unwrap_or_default());
                 }
-                (ExplicitKind::Local { align }, Arg::Local(bytes)) => {
+                (ArgKind::Local { align }, Arg::Local(bytes)) => {
                     let start = lds_end.next_multiple_of(u64::from(*align));
                     lds_end = start + u64::from(*bytes);
                     // Past 4 GiB the LDS check below refuses the launch anyway.
@@ -371,7 +399,7 @@ impl KernargLayout {
                     let value = u64::from(offset).to_le_bytes();
                     segment[at..at + width].copy_from_slice(&value[..width]);
                 }
-                (ExplicitKind::Unsupported(kind), _) => {
+                (ArgKind::Unsupported(kind), _) => {
                     return Err(KernargError::Unsupported {
                         kernel: self.kernel.clone(),
                         index: slot.metadata_index,

@@ -16,5 +16,5 @@ mod value;
 pub use error::KernargError;
 pub use geometry::{Geometry, MAX_WORKGROUP_SIZE};
 pub use hidden::LaunchContext;
-pub use layout::{DispatchShape, KernargLayout, PreloadedKernargs};
+pub use layout::{ArgKind, DispatchShape, ExplicitArg, KernargLayout, PreloadedKernargs};
 pub use value::{Arg, Scalar};
