@@ -29,9 +29,11 @@ pub use kfd;
 pub mod agent;
 pub mod backend;
 mod buffer;
+pub mod code_object_source;
 mod device;
 mod error;
 pub mod executable;
+pub mod kernarg;
 pub mod queue;
 pub mod signal;
 
