@@ -78,6 +78,12 @@ pub enum Error {
     /// The device or the kernel lacks what the operation needs.
     #[error("not supported: {0}")]
     Unsupported(String),
+    /// A launch's arguments or geometry do not fit the kernel (found before dispatch).
+    #[error(transparent)]
+    Kernarg(#[from] crate::kernarg::KernargError),
+    /// A code object is malformed, or none in the input runs on the GPU.
+    #[error(transparent)]
+    CodeObject(#[from] crate::code_object_source::CodeObjectSourceError),
     /// The kernel driver refused a request (the ioctl and errno are inside) or a system call
     /// failed.
     #[error(transparent)]
@@ -123,7 +129,9 @@ impl Error {
             Self::Queue { .. } => ErrorKind::Queue,
             Self::GpuStopped { .. } => ErrorKind::GpuStopped,
             Self::Timeout { .. } => ErrorKind::Timeout,
-            Self::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            Self::InvalidArgument(_) | Self::Kernarg(_) | Self::CodeObject(_) => {
+                ErrorKind::InvalidArgument
+            }
             Self::Unsupported(_) => ErrorKind::Unsupported,
             Self::Driver(_) => ErrorKind::Kernel,
             Self::Backend(_) => ErrorKind::Backend,

@@ -8,6 +8,7 @@ use amdgpu_loader::{CodeObject, KernelArg, LoadedImage, NoExternals, TargetId};
 use kfd::{Allocation, BufferObject, GpuMapping, MemoryKind};
 
 use crate::agent::GpuAgent;
+use crate::kernarg::KernargLayout;
 use crate::device::lifetime::{Owned, Wake};
 use crate::device::{Device, TeardownStage};
 use crate::error::{Error, Result};
@@ -54,6 +55,12 @@ pub struct Kernel {
     pub wavefront_size: u32,
     /// Its arguments from the metadata (explicit, then hidden), in order.
     pub args: Vec<KernelArg>,
+    /// Where its kernel arguments go: what [`Queue::launch`] fills.
+    ///
+    /// [`Queue::launch`]: crate::Queue::launch
+    pub layout: Arc<KernargLayout>,
+    /// The GPU it is loaded on.
+    pub gpu_id: u32,
 }
 
 /// A device variable (a global of the code object).
@@ -142,7 +149,10 @@ impl Executable {
                     "no kernel {name:?} in the code object (it has {known:?})"
                 ))
             })?;
+            let layout = Arc::new(KernargLayout::new(&kernel)?);
             Ok(Kernel {
+                layout,
+                gpu_id: self.gpu_id,
                 name: kernel.name.to_owned(),
                 kernel_object: kernel.descriptor_address,
                 entry_address: kernel.entry_address,

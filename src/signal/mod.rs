@@ -15,7 +15,7 @@ pub use aql::signal::{Condition, MemoryOrder};
 use aql::signal::{SignalRef, WaitError, init_signal};
 
 use crate::device::lifetime::{Owned, Wake};
-use crate::device::{Device, Live, TeardownStage};
+use crate::device::{Device, DeviceShared, Live, TeardownStage};
 use crate::error::{Error, Result};
 use pool::{SignalPool, SignalSlot};
 use sleeper::EventSleeper;
@@ -75,6 +75,28 @@ impl SignalState {
         unsafe { init_signal(slot.ptr, initial, mailbox) };
         // SAFETY: as above; from here on it is accessed only through SignalRef's atomics, and
         // the view is used only while `slot` (owned by this state) is alive.
+        let view = unsafe { SignalRef::new(slot.ptr) };
+        Ok(Self {
+            slot: Some(slot),
+            view,
+            pool: Arc::downgrade(&live.signals),
+        })
+    }
+
+    /// A signal without an event of its own whose CP updates fire `event`'s mailbox (several
+    /// signals may share one event).
+    pub(crate) fn create_sharing(live: &Live, initial: i64, event: &kfd::Event) -> Result<Self> {
+        let slot = live
+            .signals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take(&live.kfd, false)?;
+        let mailbox = event
+            .mailbox_address()
+            .map(|address| (address, event.trigger_data()));
+        // SAFETY: as in `create`: a free, aligned amd_signal_t the slot keeps alive.
+        unsafe { init_signal(slot.ptr, initial, mailbox) };
+        // SAFETY: as in `create`.
         let view = unsafe { SignalRef::new(slot.ptr) };
         Ok(Self {
             slot: Some(slot),
@@ -232,31 +254,17 @@ impl Signal {
         queue_event: Option<&kfd::Event>,
         check: &(dyn Fn() -> Result<()> + Sync),
     ) -> Result<i64> {
-        let started = Instant::now();
         let device = Arc::clone(self.owned.device());
         self.owned.with(|state| {
-            let event = state.slot.as_ref().and_then(|s| s.event.as_ref());
             device.with_live(|live| {
-                let check_all = || {
-                    device.check()?;
-                    check()
+                let wait = SignalWait {
+                    device: &device,
+                    live,
+                    view: &state.view,
+                    events: [state.event(), queue_event],
+                    check,
                 };
-                let sleeper = EventSleeper::new(&live.kfd, [event, queue_event], &check_all);
-                state
-                    .view
-                    .wait(condition, compare, timeout, Some(&sleeper))
-                    .map_err(|error| match error {
-                        WaitError::Timeout { last } => Error::Timeout {
-                            what: format!(
-                                "signal {:#x} to become {condition:?} {compare} (last value {last})",
-                                self.handle
-                            ),
-                            after: started.elapsed(),
-                        },
-                        WaitError::Sleep { reason, .. } => sleeper
-                            .take_failure()
-                            .unwrap_or(Error::Driver(kfd::Error::Kernel(reason))),
-                    })
+                wait.run(condition, compare, timeout)
             })
         })
     }
@@ -273,6 +281,47 @@ impl Signal {
             }
             Ok(previous)
         })
+    }
+}
+
+/// One wait on a signal's memory: spin, then sleep on up to two KFD events, re-checking the
+/// device (closed, forked) and the caller's `check` (a queue's error) around every sleep.
+pub(crate) struct SignalWait<'a> {
+    pub(crate) device: &'a DeviceShared,
+    pub(crate) live: &'a Live,
+    pub(crate) view: &'a SignalRef,
+    pub(crate) events: [Option<&'a kfd::Event>; 2],
+    pub(crate) check: &'a (dyn Fn() -> Result<()> + Sync),
+}
+
+impl SignalWait<'_> {
+    /// Wait until `value <condition> compare`, at most `timeout`.
+    pub(crate) fn run(
+        &self,
+        condition: Condition,
+        compare: i64,
+        timeout: Option<Duration>,
+    ) -> Result<i64> {
+        let started = Instant::now();
+        let check_all = || {
+            self.device.check()?;
+            (self.check)()
+        };
+        let sleeper = EventSleeper::new(&self.live.kfd, self.events, &check_all);
+        self.view
+            .wait(condition, compare, timeout, Some(&sleeper))
+            .map_err(|error| match error {
+                WaitError::Timeout { last } => Error::Timeout {
+                    what: format!(
+                        "signal {:#x} to become {condition:?} {compare} (last value {last})",
+                        self.view.handle()
+                    ),
+                    after: started.elapsed(),
+                },
+                WaitError::Sleep { reason, .. } => sleeper
+                    .take_failure()
+                    .unwrap_or(Error::Driver(kfd::Error::Kernel(reason))),
+            })
     }
 }
 
