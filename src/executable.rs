@@ -8,10 +8,10 @@ use amdgpu_loader::{CodeObject, KernelArg, LoadedImage, NoExternals, TargetId};
 use kfd::{Allocation, BufferObject, GpuMapping, MemoryKind};
 
 use crate::agent::GpuAgent;
-use crate::kernarg::KernargLayout;
 use crate::device::lifetime::{Owned, Wake};
 use crate::device::{Device, TeardownStage};
 use crate::error::{Error, Result};
+use crate::kernarg::KernargLayout;
 
 /// A code object loaded on a GPU. Cloning gives another handle; the code's memory is freed
 /// when the last handle goes (or at [`Device::shutdown`]).

@@ -34,6 +34,7 @@ mod device;
 mod error;
 pub mod executable;
 pub mod kernarg;
+pub mod launch;
 pub mod queue;
 pub mod signal;
 
@@ -42,5 +43,7 @@ pub use buffer::Buffer;
 pub use device::Device;
 pub use error::{Error, ErrorKind, Result};
 pub use executable::{Executable, Kernel, Variable};
+pub use kernarg::{Arg, Geometry};
+pub use launch::{Completion, Launch, LaunchOptions};
 pub use queue::{Queue, QueueError, QueueOptions};
 pub use signal::{Condition, MemoryOrder, Signal, Timestamps};

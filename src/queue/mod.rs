@@ -14,7 +14,7 @@
 pub(crate) mod error;
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use aql::builder::AqlPacket;
@@ -34,6 +34,8 @@ use crate::agent::GpuAgent;
 use crate::device::lifetime::{Owned, Wake};
 use crate::device::{Device, DeviceShared, Live, TeardownStage};
 use crate::error::{Error, Result};
+use crate::kernarg::LaunchContext;
+use crate::launch::kernarg_ring::KernargRing;
 use crate::signal::{Signal, SignalState};
 pub use error::QueueError;
 
@@ -72,7 +74,7 @@ impl Default for QueueOptions {
 /// [`Device::shutdown`]).
 #[derive(Clone)]
 pub struct Queue {
-    owned: Arc<Owned<QueueState>>,
+    pub(crate) owned: Arc<Owned<QueueState>>,
     gpu_id: u32,
     queue_id: u32,
     packets: u32,
@@ -81,9 +83,14 @@ pub struct Queue {
 /// The kernel objects of a queue. Fields drop in order: the producer (nothing to do), the
 /// queue (destroyed, then its memory freed), then the error signal the CP wrote to.
 pub(crate) struct QueueState {
-    producer: RingProducer<QueueDoorbell>,
+    pub(crate) producer: RingProducer<QueueDoorbell>,
+    /// Kernarg segments for launches, made at the first launch.
+    pub(crate) launches: OnceLock<KernargRing>,
+    launches_init: Mutex<()>,
     queue: kfd::Queue,
-    inactive: SignalState,
+    pub(crate) inactive: SignalState,
+    /// What launches on this queue put into hidden kernel arguments.
+    pub(crate) context: LaunchContext,
     /// The first error seen; every later wait reports it.
     error: OnceLock<QueueError>,
 }
@@ -93,11 +100,14 @@ impl Wake for QueueState {
         if let Some(event) = self.inactive.event() {
             let _ = event.set();
         }
+        if let Some(ring) = self.launches.get() {
+            let _ = ring.event.set();
+        }
     }
 }
 
 /// The doorbell as `aql`'s producer rings it.
-struct QueueDoorbell(kfd::Doorbell);
+pub(crate) struct QueueDoorbell(kfd::Doorbell);
 
 impl aql::ring::Doorbell for QueueDoorbell {
     fn ring(&self, write_index: u64) {
@@ -128,7 +138,7 @@ impl Device {
         }
         let state = self
             .shared()
-            .with_live(|live| QueueState::create(live, gpu.gpu_id, options))?;
+            .with_live(|live| QueueState::create(live, gpu, options))?;
         let queue_id = state.queue.queue_id();
         debug!(
             gpu_id = gpu.gpu_id,
@@ -146,7 +156,8 @@ impl Device {
 }
 
 impl QueueState {
-    fn create(live: &Live, gpu_id: u32, options: &QueueOptions) -> Result<Self> {
+    fn create(live: &Live, gpu: &GpuAgent, options: &QueueOptions) -> Result<Self> {
+        let gpu_id = gpu.gpu_id;
         live.check_gpu_running(gpu_id)?;
         let what = || format!("a queue of {} packets on GPU {gpu_id:#x}", options.packets);
         let memory = live
@@ -224,16 +235,43 @@ impl QueueState {
                 QueueDoorbell(queue.doorbell().clone()),
             )
         };
+        let context = LaunchContext {
+            queue_address: queue.queue_memory().pointer_page().va(),
+            private_aperture_base: apertures.scratch_base,
+            shared_aperture_base: apertures.lds_base,
+            lds_limit: gpu.lds_bytes,
+            ..LaunchContext::default()
+        };
         Ok(Self {
             producer,
+            launches: OnceLock::new(),
+            launches_init: Mutex::new(()),
             queue,
             inactive,
+            context,
             error: OnceLock::new(),
         })
     }
 
+    /// The kernarg ring, made on first use.
+    pub(crate) fn kernarg_ring(&self, device: &DeviceShared, gpu_id: u32) -> Result<&KernargRing> {
+        if let Some(ring) = self.launches.get() {
+            return Ok(ring);
+        }
+        let _init = self
+            .launches_init
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(ring) = self.launches.get() {
+            return Ok(ring);
+        }
+        let ring =
+            device.with_live(|live| KernargRing::new(live, gpu_id, self.producer.slots()))?;
+        Ok(self.launches.get_or_init(|| ring))
+    }
+
     /// Fail if the CP has stopped the queue with an error.
-    fn check(&self, live: &Live, gpu_id: u32, queue_id: u32) -> Result<()> {
+    pub(crate) fn check(&self, live: &Live, gpu_id: u32, queue_id: u32) -> Result<()> {
         let to_error = |cause: &QueueError| Error::Queue {
             gpu_id,
             queue_id,

@@ -1,0 +1,246 @@
+//! Launching kernels: [`Queue::launch`] checks the arguments and geometry against the kernel,
+//! writes its kernarg segment into memory recycled per queue, publishes the dispatch packet and
+//! returns a [`Launch`] to wait on.
+//!
+//! - `kernarg_ring`: the queue's kernarg segments and their completion signals.
+//!
+//! The hot path takes no system call but the doorbell, and allocates nothing: a segment is
+//! claimed (waiting only if it is still in use), filled in place by
+//! [`KernargLayout::write`](crate::kernarg::KernargLayout::write), and the packet published by
+//! `aql`'s producer.
+
+pub(crate) mod kernarg_ring;
+
+use std::fmt;
+use std::time::Duration;
+
+use aql::builder::{AqlPacket, DispatchBuilder, DispatchLimits};
+use aql::signal::Condition;
+
+use crate::error::{Error, Result};
+use crate::executable::Kernel;
+use crate::kernarg::{Arg, Geometry};
+use crate::queue::{Queue, QueueState};
+use crate::signal::{Signal, SignalWait, Timestamps};
+use kernarg_ring::{KernargRing, SEGMENT_BYTES, Segment};
+
+/// How to launch, beyond the kernel, geometry and arguments.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LaunchOptions<'a> {
+    /// A signal to decrement once the kernel completes (for other queues' barriers or host
+    /// waits): published as a barrier-AND packet right after the dispatch.
+    pub completion: Option<&'a Signal>,
+    /// Set the dispatch's barrier bit: it starts only after every earlier packet of the queue
+    /// has completed (the default lets it overlap with earlier dispatches).
+    pub barrier: bool,
+}
+
+/// A launched kernel. Waiting is optional: its kernarg segment is recycled once it completes
+/// whether or not anyone waits.
+#[derive(Clone)]
+pub struct Launch {
+    queue: Queue,
+    segment: usize,
+    number: u64,
+    index: u64,
+}
+
+/// What a completed launch reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// The CP's timestamps (queues with profiling on), in GPU ticks; `None` if they were not
+    /// kept (the segment was reused before the wait looked).
+    pub timestamps: Option<Timestamps>,
+    /// The kernel's GPU time, from the timestamps and the GPU's timestamp frequency.
+    pub gpu_time: Option<Duration>,
+}
+
+impl Queue {
+    /// Launch `kernel` on this queue over `geometry` with explicit arguments `args` (hidden
+    /// arguments are filled in). Errors in the arguments or geometry are found before
+    /// anything is written to the GPU.
+    ///
+    /// ```
+    /// # if aqueduct::backend::choose().ok() != Some(aqueduct::backend::BackendChoice::Simulator) { return Ok(()); }
+    /// use aqueduct::kernarg::{Arg, Geometry};
+    /// use aqueduct::{Device, MemoryLocation, QueueOptions};
+    /// # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/bin/gfx90a/vector_add.co5");
+    /// let device = Device::open()?;
+    /// let gpu = &device.gpus()?[0];
+    /// let code = std::fs::read(path).expect("a committed code object");
+    /// let kernel = device.load_code_object(gpu, &code)?.kernel("vector_add")?;
+    /// let n = 1000u32;
+    /// let [a, b, c] = [1i32, 2, 0].map(|v| {
+    ///     let buffer = device.alloc(gpu, MemoryLocation::Device, 4 * n as usize).unwrap();
+    ///     buffer.write(0, &vec![v; n as usize]).unwrap();
+    ///     buffer
+    /// });
+    /// let queue = device.create_queue(gpu, &QueueOptions::default())?;
+    /// let args = [a, b, c.clone()].map(|x| Arg::ptr(x.gpu_address()));
+    /// let launch = queue.launch(&kernel, &Geometry::d1(n, 64), &[args[0], args[1], args[2], Arg::u32(n)])?;
+    /// launch.wait(None)?;
+    /// assert!(c.to_vec::<i32>()?.iter().all(|&x| x == 3));
+    /// # Ok::<(), aqueduct::Error>(())
+    /// ```
+    pub fn launch(&self, kernel: &Kernel, geometry: &Geometry, args: &[Arg<'_>]) -> Result<Launch> {
+        self.launch_with(kernel, geometry, args, &LaunchOptions::default())
+    }
+
+    /// [`Queue::launch`] with options.
+    pub fn launch_with(
+        &self,
+        kernel: &Kernel,
+        geometry: &Geometry,
+        args: &[Arg<'_>],
+        options: &LaunchOptions<'_>,
+    ) -> Result<Launch> {
+        if kernel.gpu_id != self.gpu_id() {
+            return Err(Error::InvalidArgument(format!(
+                "kernel `{}` is loaded on GPU {:#x}, the queue runs on GPU {:#x}",
+                kernel.name,
+                kernel.gpu_id,
+                self.gpu_id()
+            )));
+        }
+        if kernel.layout.reserved_size() as usize > SEGMENT_BYTES {
+            return Err(Error::Unsupported(format!(
+                "kernel `{}` takes {} bytes of kernel arguments; launches carry at most {SEGMENT_BYTES}",
+                kernel.name,
+                kernel.layout.reserved_size()
+            )));
+        }
+        let device = self.owned.device();
+        let (segment, number, packet) = self.owned.with_fast(|state| {
+            let ring = state.kernarg_ring(device, self.gpu_id())?;
+            let claim =
+                ring.claim(|segment| self.wait_segment(state, ring, segment, None).map(drop))?;
+            let built = kernel
+                .layout
+                .write(claim.bytes, geometry, args, &state.context)
+                .map_err(Error::from)
+                .and_then(|shape| {
+                    DispatchBuilder::new(kernel.kernel_object, claim.gpu_address)
+                        .geometry(shape.dimensions, shape.grid_size, shape.workgroup_size)
+                        .group_segment_size(shape.group_segment_size)
+                        .private_segment_size(kernel.private_segment_size)
+                        .completion_signal(ring.segments[claim.index].signal.view().handle())
+                        .barrier(options.barrier)
+                        .build(&DispatchLimits::GFX9)
+                        .map_err(|e| {
+                            Error::InvalidArgument(format!("kernel `{}`: {e}", kernel.name))
+                        })
+                });
+            match built {
+                Ok(packet) => Ok((claim.index, claim.launch, packet)),
+                Err(error) => {
+                    ring.release(&claim);
+                    Err(error)
+                }
+            }
+        })?;
+        let index = self.submit_until(&packet.to_raw(), None)?;
+        if let Some(signal) = options.completion {
+            let marker = aql::builder::barrier_and(&[], signal.handle())
+                .map_err(|e| Error::InvalidArgument(e.to_string()))?
+                .barrier(true);
+            self.submit(&marker)?;
+        }
+        Ok(Launch {
+            queue: self.clone(),
+            segment,
+            number,
+            index,
+        })
+    }
+
+    /// Wait until `segment`'s signal is 0 (its launch completed), sleeping on the ring's event.
+    /// The caller holds the queue's state (never take its lock again here: a shutdown may be
+    /// queued for it).
+    fn wait_segment(
+        &self,
+        state: &QueueState,
+        ring: &KernargRing,
+        segment: &Segment,
+        timeout: Option<Duration>,
+    ) -> Result<i64> {
+        let device = self.owned.device();
+        device.with_live(|live| {
+            let check = || state.check(live, self.gpu_id(), self.queue_id());
+            SignalWait {
+                device,
+                live,
+                view: segment.signal.view(),
+                events: [Some(&ring.event), state.inactive.event()],
+                check: &check,
+            }
+            .run(Condition::Eq, 0, timeout)
+        })
+    }
+}
+
+impl Launch {
+    /// The packet's index in the queue's ring.
+    pub fn packet_index(&self) -> u64 {
+        self.index
+    }
+
+    /// The queue it runs on.
+    pub fn queue(&self) -> &Queue {
+        &self.queue
+    }
+
+    /// Whether the kernel has completed (a queue error is returned as an error).
+    pub fn is_complete(&self) -> Result<bool> {
+        let device = self.queue.owned.device();
+        self.queue.owned.with(|state| {
+            let ring = state.kernarg_ring(device, self.queue.gpu_id())?;
+            if ring.completed(self.segment, self.number).is_some() {
+                return Ok(true);
+            }
+            device
+                .with_live(|live| state.check(live, self.queue.gpu_id(), self.queue.queue_id()))?;
+            Ok(false)
+        })
+    }
+
+    /// Wait until the kernel has completed, at most `timeout`; a queue error (a fault in the
+    /// kernel) or a shutdown ends the wait with that error.
+    pub fn wait(&self, timeout: Option<Duration>) -> Result<Completion> {
+        let device = self.queue.owned.device();
+        let frequency = device
+            .gpus()
+            .iter()
+            .find(|g| g.gpu_id == self.queue.gpu_id())
+            .map_or(0, |g| g.timestamp_frequency_hz);
+        let deadline = timeout.and_then(|t| std::time::Instant::now().checked_add(t));
+        loop {
+            let done = self.queue.owned.with(|state| {
+                let ring = state.kernarg_ring(device, self.queue.gpu_id())?;
+                if let Some(times) = ring.completed(self.segment, self.number) {
+                    return Ok(Some(times));
+                }
+                let remaining =
+                    deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+                self.queue
+                    .wait_segment(state, ring, &ring.segments[self.segment], remaining)?;
+                Ok(ring.completed(self.segment, self.number))
+            })?;
+            if let Some(timestamps) = done {
+                let timestamps = timestamps.filter(|t| t.start != 0);
+                return Ok(Completion {
+                    timestamps,
+                    gpu_time: timestamps.and_then(|t| t.duration(frequency)),
+                });
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Launch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Launch")
+            .field("queue", &self.queue.queue_id())
+            .field("packet_index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
