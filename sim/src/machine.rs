@@ -10,20 +10,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use kfd::abi::{HwExceptionData, MemoryExceptionData, MemoryExceptionFailure};
 
-use crate::accounting::SystemPool;
 use crate::config::MachineConfig;
-use crate::cpu_mappings::CpuMappings;
-use crate::device::{Device, FIRST_SIMD_ID_BASE};
-use crate::dispatch::InterruptSink;
+use crate::driver::accounting::SystemPool;
+use crate::driver::cpu_mappings::CpuMappings;
+use crate::driver::device::{Device, FIRST_SIMD_ID_BASE};
+use crate::driver::files::FileTable;
+use crate::driver::fork_gate::{self, TableMutex};
+use crate::driver::host_memory::MemoryFile;
+use crate::driver::injection::FaultInjection;
+use crate::driver::process::Process;
+use crate::driver::topology::Topology;
 use crate::error::SimError;
-use crate::files::FileTable;
-use crate::fork_gate::{self, TableMutex};
-use crate::host_memory::MemoryFile;
-use crate::injection::FaultInjection;
-use crate::process::Process;
-use crate::queue::QueueEngine;
-use crate::topology::Topology;
-use crate::vm::{GpuVm, MemoryFault};
+use crate::gpu::dispatch::InterruptSink;
+use crate::gpu::queue::QueueEngine;
+use crate::gpu::vm::{GpuVm, MemoryFault};
 
 static NEXT_MACHINE_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -150,7 +150,7 @@ pub struct GpuInfo {
     /// Render node minor (`/dev/dri/renderD<minor>`).
     pub render_minor: u32,
     /// The ISA.
-    pub target: crate::target::GfxTarget,
+    pub target: crate::gpu::target::GfxTarget,
     /// Active CUs.
     pub compute_units: u32,
     /// XCCs.
@@ -158,7 +158,7 @@ pub struct GpuInfo {
     /// VRAM bytes.
     pub vram_bytes: u64,
     /// The queue buffer sizes CREATE_QUEUE demands.
-    pub queue_buffers: crate::cwsr::QueueBufferSizes,
+    pub queue_buffers: crate::driver::cwsr::QueueBufferSizes,
     /// Queues one process may create on this GPU.
     pub max_queues_per_process: u32,
 }

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::fork_gate::TableRwLock;
-use crate::gem::GemObject;
-use crate::host_memory::Backing;
-use crate::process::DoorbellSlice;
+use crate::driver::fork_gate::TableRwLock;
+use crate::driver::gem::GemObject;
+use crate::driver::host_memory::Backing;
+use crate::driver::process::DoorbellSlice;
 
 /// What a CPU mapping maps.
 #[derive(Clone, Debug)]
@@ -129,7 +129,7 @@ impl CpuMappings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host_memory::MemoryFile;
+    use crate::driver::host_memory::MemoryFile;
 
     #[test]
     fn partial_unmaps_split_mappings() {

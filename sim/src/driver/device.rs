@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use kfd::abi::sysfs::Capability;
 
-use crate::accounting::VramPool;
 use crate::config::GpuConfig;
-use crate::cwsr::{NodeShape, QueueBufferSizes, queue_buffer_sizes};
-use crate::fork_gate::TableMutex;
-use crate::gem::GemOffsets;
-use crate::host_memory::{Backing, MemoryFile};
-use crate::target::GfxTarget;
+use crate::driver::accounting::VramPool;
+use crate::driver::cwsr::{NodeShape, QueueBufferSizes, queue_buffer_sizes};
+use crate::driver::fork_gate::TableMutex;
+use crate::driver::gem::GemOffsets;
+use crate::driver::host_memory::{Backing, MemoryFile};
+use crate::gpu::target::GfxTarget;
 
 /// `KFD_GPU_PROCESSOR_ID_BASE`: SIMD ids of the first GPU start here.
 const GPU_PROCESSOR_ID_BASE: u32 = 0x8000_1000;

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use kfd::Errno;
 use nix::sys::memfd::{MFdFlags, memfd_create};
 
-use crate::fork_gate::TableMutex;
-use crate::process::Process;
+use crate::driver::fork_gate::TableMutex;
+use crate::driver::process::Process;
 
 /// `(st_dev, st_ino)` of a memfd.
 type Identity = (u64, u64);

@@ -12,8 +12,8 @@ use std::sync::{Arc, Weak};
 
 use kfd::Errno;
 
-use crate::fork_gate::TableMutex;
-use crate::host_memory::Backing;
+use crate::driver::fork_gate::TableMutex;
+use crate::driver::host_memory::Backing;
 
 /// `DRM_FILE_PAGE_OFFSET_START` in bytes: fake offsets start above 4 GiB.
 const FIRST_FAKE_OFFSET: u64 = 1 << 32;

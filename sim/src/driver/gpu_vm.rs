@@ -11,7 +11,7 @@ use std::sync::{PoisonError, RwLock};
 
 use kfd::Errno;
 
-use crate::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault};
+use crate::gpu::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault};
 
 /// GPU page size (`AMDGPU_GPU_PAGE_SIZE`).
 pub(crate) const GPU_PAGE_SIZE: u64 = 4096;
@@ -146,7 +146,7 @@ impl GpuVm for PageTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host_memory::MemoryFile;
+    use crate::driver::host_memory::MemoryFile;
 
     #[test]
     fn accesses_outside_mappings_fault() {
@@ -187,7 +187,7 @@ mod tests {
         // The span handed out earlier still keeps the memory alive.
         assert!(
             span.keep_alive
-                .downcast_ref::<crate::host_memory::Backing>()
+                .downcast_ref::<crate::driver::host_memory::Backing>()
                 .is_some()
         );
     }

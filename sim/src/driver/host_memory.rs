@@ -22,9 +22,9 @@ use nix::fcntl::{FallocateFlags, fallocate};
 use nix::sys::memfd::{MFdFlags, memfd_create};
 use nix::sys::mman::{self, MapFlags, MmapAdvise, ProtFlags};
 
-use crate::accounting::Reservation;
+use crate::driver::accounting::Reservation;
 use crate::error::SimError;
-use crate::vm::HostSpan;
+use crate::gpu::vm::HostSpan;
 
 /// Size of the sparse arena (nothing is allocated until touched).
 const ARENA_BYTES: u64 = 1 << 46;

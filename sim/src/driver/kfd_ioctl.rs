@@ -22,10 +22,10 @@ use kfd::abi::{
 use kfd::ioctl::{Direction, Opcode};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-use crate::files::SimFile;
+use crate::driver::files::SimFile;
+use crate::driver::process::Process;
+use crate::driver::user_memory;
 use crate::machine::MachineInner;
-use crate::process::Process;
-use crate::user_memory;
 
 /// One entry of the ioctl table: the kernel's struct size and copy direction.
 #[derive(Clone, Copy, Debug)]

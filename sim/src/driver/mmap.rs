@@ -11,9 +11,9 @@ use kfd::Errno;
 use kfd::abi::mmap_offset::{self, DOORBELL_SLICE_SIZE, MmapType};
 use kfd::sys::{MapFlags, ProtFlags};
 
-use crate::cpu_mappings::Mapped;
-use crate::gem::GemMemory;
-use crate::host_memory::{Backing, PAGE_SIZE, mark_dont_fork};
+use crate::driver::cpu_mappings::Mapped;
+use crate::driver::gem::GemMemory;
+use crate::driver::host_memory::{Backing, PAGE_SIZE, mark_dont_fork};
 use crate::machine::MachineInner;
 
 /// `KFD_CWSR_TBA_TMA_SIZE`: the RESERVED_MEM mapping is exactly two pages.

@@ -11,9 +11,9 @@ use drm_amdgpu::abi::{
     InfoArgs, MemoryInfo, VersionArgs, VramGttInfo, firmware, query,
 };
 
-use crate::accounting::{AMDGPU_VM_RESERVED_VRAM, SystemPool};
-use crate::device::Device;
-use crate::user_memory;
+use crate::driver::accounting::{AMDGPU_VM_RESERVED_VRAM, SystemPool};
+use crate::driver::device::Device;
+use crate::driver::user_memory;
 
 /// amdgpu's KMS driver version (`KMS_DRIVER_MAJOR/MINOR/PATCHLEVEL`, Linux 6.17-era).
 const DRIVER_VERSION: (i32, i32, i32) = (3, 63, 0);
@@ -186,7 +186,7 @@ pub(crate) fn device_info(device: &Device) -> DeviceInfo {
         family: cfg.family,
         num_shader_engines: layout.shader_engines_per_xcc * layout.xccs,
         num_shader_arrays_per_engine: layout.shader_arrays_per_engine,
-        gpu_counter_freq: (crate::clock::GPU_COUNTER_FREQUENCY_HZ / 1000) as u32,
+        gpu_counter_freq: (crate::gpu::clock::GPU_COUNTER_FREQUENCY_HZ / 1000) as u32,
         max_engine_clock: u64::from(cfg.engine_clock_mhz) * 1000,
         max_memory_clock: u64::from(cfg.memory_clock_mhz) * 1000,
         min_engine_clock: 500_000,

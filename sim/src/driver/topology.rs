@@ -13,7 +13,7 @@ use kfd::Errno;
 use kfd::abi::sysfs::{self, cache, io_link, mem_bank, node};
 
 use crate::config::{CacheConfig, MachineConfig};
-use crate::device::Device;
+use crate::driver::device::Device;
 
 /// The topology root libhsakmt uses.
 pub const TOPOLOGY_ROOT: &str = sysfs::TOPOLOGY_ROOT;

@@ -5,8 +5,8 @@ use std::sync::atomic::AtomicBool;
 
 use aql::KernelDispatchPacket;
 
-use crate::target::GfxTarget;
-use crate::vm::{GpuVm, MemoryFault};
+use crate::gpu::target::GfxTarget;
+use crate::gpu::vm::{GpuVm, MemoryFault};
 
 /// The scratch (private segment) configuration the CP hands to waves, read from the queue's
 /// `amd_queue_t` when the dispatch launches.

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
-use crate::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault};
+use crate::gpu::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault};
 
 /// The memory of one buffer. It lives as long as any [`HostBuffer`] or [`HostSpan`] holds it.
 #[derive(Debug)]

@@ -5,9 +5,11 @@
 
 use std::sync::atomic::AtomicBool;
 
-use crate::dispatch::{DispatchError, DispatchRequest, DispatchStats, InterruptSink, ShaderCore};
-use crate::queue::{QueueEngine, QueueSpec, RunningQueue};
-use crate::vm::GpuVm;
+use crate::gpu::dispatch::{
+    DispatchError, DispatchRequest, DispatchStats, InterruptSink, ShaderCore,
+};
+use crate::gpu::queue::{QueueEngine, QueueSpec, RunningQueue};
+use crate::gpu::vm::GpuVm;
 
 /// A [`QueueEngine`] whose queues never process packets (and use no CPU).
 #[derive(Clone, Copy, Debug, Default)]

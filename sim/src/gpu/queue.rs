@@ -4,9 +4,9 @@
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use crate::dispatch::{InterruptSink, ShaderCore};
-use crate::target::GfxTarget;
-use crate::vm::GpuVm;
+use crate::gpu::dispatch::{InterruptSink, ShaderCore};
+use crate::gpu::target::GfxTarget;
+use crate::gpu::vm::GpuVm;
 
 /// Everything a command processor needs to run one AQL queue, fixed at CREATE_QUEUE.
 #[derive(Clone)]

@@ -12,8 +12,8 @@ use kfd::Errno;
 use kfd::abi::mmap_offset::{DOORBELL_SIZE, DOORBELL_SLICE_SIZE, DOORBELLS_PER_PROCESS};
 
 use super::queues::QueueRunner;
-use crate::host_memory::{Backing, MemoryFile};
-use crate::target::GfxTarget;
+use crate::driver::host_memory::{Backing, MemoryFile};
+use crate::gpu::target::GfxTarget;
 
 /// `KFD_QUEUE_DOORBELL_MIRROR_OFFSET`.
 const MIRROR_OFFSET: usize = 512;
@@ -78,7 +78,7 @@ impl DoorbellSlice {
         }))
     }
 
-    /// The simulator's view of doorbell `index` (what [`crate::queue::QueueSpec::doorbell`]
+    /// The simulator's view of doorbell `index` (what [`crate::gpu::queue::QueueSpec::doorbell`]
     /// holds).
     pub(crate) fn doorbell_ptr(&self, index: u32) -> NonNull<u64> {
         let ptr = self

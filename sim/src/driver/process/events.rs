@@ -21,8 +21,8 @@ use kfd::abi::{
 use zerocopy::IntoBytes;
 
 use super::{KMALLOC_MAX_SIZE, Process, lowest_free};
-use crate::host_memory::Backing;
-use crate::user_memory;
+use crate::driver::host_memory::Backing;
+use crate::driver::user_memory;
 
 /// Slots user mode expects before it maps a kernel-allocated page ("oldest user mode expects
 /// 256 event slots").

@@ -6,8 +6,8 @@ use std::sync::Weak;
 use kfd::abi::{MemoryExceptionData, MemoryExceptionFailure};
 
 use super::Process;
-use crate::dispatch::InterruptSink;
-use crate::vm::{FaultKind, MemoryFault};
+use crate::gpu::dispatch::InterruptSink;
+use crate::gpu::vm::{FaultKind, MemoryFault};
 
 /// Valid context-id bits of a CP end-of-pipe interrupt.
 const END_OF_PIPE_ID_BITS: u32 = 32;

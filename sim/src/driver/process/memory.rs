@@ -15,12 +15,12 @@ use kfd::abi::{
 
 use super::doorbell::DoorbellSlice;
 use super::{KMALLOC_MAX_SIZE, Pdd, Process, lowest_free};
-use crate::accounting::{Charge, Reservation};
-use crate::gem::{GemMemory, GemObject};
-use crate::gpu_vm::BoKey;
-use crate::host_memory::{PAGE_SIZE, range_is_mapped};
-use crate::user_memory;
-use crate::vm::HostSpan;
+use crate::driver::accounting::{Charge, Reservation};
+use crate::driver::gem::{GemMemory, GemObject};
+use crate::driver::gpu_vm::BoKey;
+use crate::driver::host_memory::{PAGE_SIZE, range_is_mapped};
+use crate::driver::user_memory;
+use crate::gpu::vm::HostSpan;
 
 /// What a BO is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,7 +117,7 @@ impl Pdd {
     /// (`kfd_get_process_doorbells`).
     pub(crate) fn doorbell_slice(
         &mut self,
-        memory: &Arc<crate::host_memory::MemoryFile>,
+        memory: &Arc<crate::driver::host_memory::MemoryFile>,
     ) -> Result<Arc<DoorbellSlice>, Errno> {
         if let Some(slice) = &self.doorbells {
             return Ok(slice.clone());
@@ -342,7 +342,7 @@ impl Process {
     pub(crate) fn event_page_memory(
         &self,
         handle: u64,
-    ) -> Result<Arc<crate::host_memory::Backing>, Errno> {
+    ) -> Result<Arc<crate::driver::host_memory::Backing>, Errno> {
         let state = self.state();
         let index = self
             .device_index(handle_gpu_id(handle))

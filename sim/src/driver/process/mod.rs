@@ -30,12 +30,12 @@ pub(crate) use interrupts::ProcessInterrupts;
 pub(crate) use memory::Bo;
 pub(crate) use queues::Queue;
 
-use crate::device::Device;
-use crate::files::{FileKind, SimFile};
-use crate::gpu_vm::PageTable;
-use crate::host_memory::Backing;
+use crate::driver::device::Device;
+use crate::driver::files::{FileKind, SimFile};
+use crate::driver::gpu_vm::PageTable;
+use crate::driver::host_memory::Backing;
+use crate::driver::user_memory;
 use crate::machine::Shared;
-use crate::user_memory;
 
 /// `KMALLOC_MAX_SIZE` on x86-64 (order-10 pages): larger kernel-side arrays fail with ENOMEM.
 pub(crate) const KMALLOC_MAX_SIZE: u64 = 4 << 20;
@@ -327,12 +327,12 @@ impl Process {
     /// GET_CLOCK_COUNTERS: an unknown gpu_id is not an error (GPU counter 0).
     pub(crate) fn get_clock_counters(&self, args: &mut GetClockCountersArgs) {
         args.gpu_clock_counter = if self.device_index(args.gpu_id).is_some() {
-            crate::clock::gpu_timestamp()
+            crate::gpu::clock::gpu_timestamp()
         } else {
             0
         };
-        args.cpu_clock_counter = crate::clock::monotonic_raw_ns();
-        args.system_clock_counter = crate::clock::boottime_ns();
+        args.cpu_clock_counter = crate::gpu::clock::monotonic_raw_ns();
+        args.system_clock_counter = crate::gpu::clock::boottime_ns();
         args.system_clock_freq = 1_000_000_000;
     }
 

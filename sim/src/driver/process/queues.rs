@@ -20,10 +20,10 @@ use kfd::abi::{
 use super::doorbell::{allocate_index, release_index};
 use super::memory::adjust_queue_refs;
 use super::{Pdd, Process, lowest_free};
-use crate::device::Device;
-use crate::gpu_vm::BoKey;
-use crate::queue::{QueueSpec, RunningQueue};
-use crate::user_memory;
+use crate::driver::device::Device;
+use crate::driver::gpu_vm::BoKey;
+use crate::driver::user_memory;
+use crate::gpu::queue::{QueueSpec, RunningQueue};
 
 /// `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS`: queue ids are slots of a per-process bitmap this big.
 const MAX_QUEUES_PER_PROCESS: u32 = 1024;

@@ -6,7 +6,7 @@ use aql::{BarrierPacket, BarrierValuePacket, SignalCondition};
 
 use super::device_memory::DeviceMemory;
 use super::signal::Signal;
-use crate::vm::MemoryFault;
+use crate::gpu::vm::MemoryFault;
 
 /// The condition a barrier packet waits for, with what it has observed so far.
 #[derive(Clone, Copy, Debug)]

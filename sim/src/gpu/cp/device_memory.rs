@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
-use crate::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault, SpanCache};
+use crate::gpu::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault, SpanCache};
 
 /// How many translated mappings the CP keeps at once (ring, queue descriptor, a few signals).
 const CACHED_SPANS: usize = 8;
@@ -179,7 +179,7 @@ impl DeviceMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host_vm::HostVm;
+    use crate::gpu::host_vm::HostVm;
 
     #[test]
     fn words_round_trip_and_sub_returns_the_old_value() {

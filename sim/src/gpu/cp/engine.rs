@@ -7,7 +7,7 @@ use std::thread::{JoinHandle, ThreadId};
 
 use super::processor::Processor;
 use super::wakeup::{Control, QueueConfig, SignalWatchers};
-use crate::queue::{QueueEngine, QueueSpec, RunningQueue};
+use crate::gpu::queue::{QueueEngine, QueueSpec, RunningQueue};
 
 /// The simulated command processor: [`QueueEngine::start`] gives every AQL queue its own
 /// processor thread, parked until the queue's doorbell rings.

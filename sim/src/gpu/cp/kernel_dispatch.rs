@@ -7,9 +7,9 @@ use aql::packet::setup_dimensions;
 
 use super::device_memory::DeviceMemory;
 use super::queue_error::QueueError;
-use crate::dispatch::ScratchSetup;
-use crate::target::GfxTarget;
-use crate::vm::Access;
+use crate::gpu::dispatch::ScratchSetup;
+use crate::gpu::target::GfxTarget;
+use crate::gpu::vm::Access;
 
 /// The most work-items a workgroup may have on gfx9 (ROCr's
 /// `HSA_AGENT_INFO_WORKGROUP_MAX_SIZE`).

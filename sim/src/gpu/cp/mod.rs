@@ -2,10 +2,10 @@
 //! (aql.md §7), modelled as one thread per queue.
 //!
 //! The kernel-driver model starts a queue through [`CommandProcessorEngine`] (a
-//! [`QueueEngine`](crate::queue::QueueEngine)) at CREATE_QUEUE and forwards doorbell writes,
-//! UPDATE_QUEUE and DESTROY_QUEUE to the [`RunningQueue`](crate::queue::RunningQueue) it gets
+//! [`QueueEngine`](crate::gpu::queue::QueueEngine)) at CREATE_QUEUE and forwards doorbell writes,
+//! UPDATE_QUEUE and DESTROY_QUEUE to the [`RunningQueue`](crate::gpu::queue::RunningQueue) it gets
 //! back. The processor reads and writes queue memory (ring, indices, `amd_queue_t`, signals,
-//! event mailboxes) only through the process' [`GpuVm`](crate::vm::GpuVm), with atomic
+//! event mailboxes) only through the process' [`GpuVm`](crate::gpu::vm::GpuVm), with atomic
 //! operations, so an unmapped ring or signal is a GPU memory fault, never a host crash.
 //!
 //! Modules, one concern each:

@@ -29,7 +29,7 @@ use aql::RawPacket;
 
 use super::device_memory::DeviceMemory;
 use super::queue_error::QueueError;
-use crate::vm::MemoryFault;
+use crate::gpu::vm::MemoryFault;
 
 /// PM4 type-3 opcodes the model knows.
 mod opcode {

@@ -41,11 +41,11 @@ use super::queue_error::QueueError;
 use super::ring::{Fetched, Ring};
 use super::signal::Signal;
 use super::wakeup::{Backoff, Control, SignalWatchers};
-use crate::clock::gpu_timestamp;
-use crate::dispatch::{DispatchRequest, InterruptSink, ShaderCore};
-use crate::queue::QueueSpec;
-use crate::target::GfxTarget;
-use crate::vm::MemoryFault;
+use crate::gpu::clock::gpu_timestamp;
+use crate::gpu::dispatch::{DispatchRequest, InterruptSink, ShaderCore};
+use crate::gpu::queue::QueueSpec;
+use crate::gpu::target::GfxTarget;
+use crate::gpu::vm::MemoryFault;
 
 /// Why a packet was not completed.
 #[derive(Debug)]

@@ -10,8 +10,8 @@ use aql::QueueProperties;
 use aql::queue::AmdQueue;
 
 use super::device_memory::DeviceMemory;
-use crate::dispatch::ScratchSetup;
-use crate::vm::MemoryFault;
+use crate::gpu::dispatch::ScratchSetup;
+use crate::gpu::vm::MemoryFault;
 
 const fn field(offset: usize) -> u64 {
     offset as u64

@@ -11,8 +11,8 @@
 
 use aql::queue::queue_error;
 
-use crate::dispatch::DispatchError;
-use crate::vm::MemoryFault;
+use crate::gpu::dispatch::DispatchError;
+use crate::gpu::vm::MemoryFault;
 
 /// Why a queue stopped processing.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -129,7 +129,7 @@ impl From<MemoryFault> for QueueError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vm::{Access, FaultKind};
+    use crate::gpu::vm::{Access, FaultKind};
 
     #[test]
     fn words_match_rocr_decoding() {

@@ -8,7 +8,7 @@ use aql::packet::PACKET_SIZE;
 use aql::{PacketType, RawPacket};
 
 use super::device_memory::DeviceMemory;
-use crate::vm::MemoryFault;
+use crate::gpu::vm::MemoryFault;
 
 const SLOT_BYTES: u64 = PACKET_SIZE as u64;
 

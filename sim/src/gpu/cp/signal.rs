@@ -8,8 +8,8 @@ use aql::AmdSignal;
 use aql::signal::SIGNAL_HANDLE_HINT_MASK;
 
 use super::device_memory::DeviceMemory;
-use crate::dispatch::InterruptSink;
-use crate::vm::MemoryFault;
+use crate::gpu::dispatch::InterruptSink;
+use crate::gpu::vm::MemoryFault;
 
 const VALUE: u64 = offset_of!(AmdSignal, value) as u64;
 const EVENT_MAILBOX_PTR: u64 = offset_of!(AmdSignal, event_mailbox_ptr) as u64;

@@ -46,7 +46,7 @@ struct State {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Ticket(u64);
 
-/// Shared between a queue's processor thread, its [`RunningQueue`](crate::queue::RunningQueue)
+/// Shared between a queue's processor thread, its [`RunningQueue`](crate::gpu::queue::RunningQueue)
 /// handle and the engine (which nudges processors waiting on memory).
 #[derive(Debug)]
 pub(crate) struct Control {

@@ -5,13 +5,15 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::dispatch::{DispatchError, DispatchRequest, DispatchStats, InterruptSink, ShaderCore};
-use crate::shader::exec::{Apertures, Shared};
-use crate::shader::launch::Launch;
-use crate::shader::memory::DeviceMemory;
-use crate::shader::program::CodeCache;
-use crate::shader::workgroup::Worker;
-use crate::vm::GpuVm;
+use crate::gpu::dispatch::{
+    DispatchError, DispatchRequest, DispatchStats, InterruptSink, ShaderCore,
+};
+use crate::gpu::shader::exec::{Apertures, Shared};
+use crate::gpu::shader::launch::Launch;
+use crate::gpu::shader::memory::DeviceMemory;
+use crate::gpu::shader::program::CodeCache;
+use crate::gpu::shader::workgroup::Worker;
+use crate::gpu::vm::GpuVm;
 
 /// A GFX9 (gfx90a/gfx942) wave64 shader core that executes kernels' machine code.
 #[derive(Debug)]

@@ -7,10 +7,10 @@
 use amdgpu_loader::KernelDescriptor;
 use amdgpu_loader::kernel_descriptor::{UserSgpr, rsrc1, rsrc2};
 
-use crate::dispatch::{DispatchError, DispatchRequest};
-use crate::shader::memory::DeviceMemory;
-use crate::shader::wave::{FLAT_SCRATCH, LANES, Wave, mode};
-use crate::target::GfxTarget;
+use crate::gpu::dispatch::{DispatchError, DispatchRequest};
+use crate::gpu::shader::memory::DeviceMemory;
+use crate::gpu::shader::wave::{FLAT_SCRATCH, LANES, Wave, mode};
+use crate::gpu::target::GfxTarget;
 
 /// The most work-items in a workgroup.
 const MAX_WORKGROUP_SIZE: u64 = 1024;

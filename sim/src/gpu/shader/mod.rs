@@ -10,7 +10,7 @@
 //! - [`exec`]: the interpreter, one module per instruction group;
 //! - [`memory`], [`lds`]: device memory through the GPU page table, and LDS;
 //! - [`workgroup`], [`core`]: waves of a workgroup on one worker, workgroups on a pool;
-//!   [`Gfx9ShaderCore`] implements [`crate::dispatch::ShaderCore`].
+//!   [`Gfx9ShaderCore`] implements [`crate::gpu::dispatch::ShaderCore`].
 
 pub mod core;
 pub mod decode;

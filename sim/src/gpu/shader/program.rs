@@ -10,11 +10,11 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::shader::decode::{DecodeError, MAX_INST_DWORDS, base_dwords, decode};
-use crate::shader::isa::Inst;
-use crate::shader::memory::DeviceMemory;
-use crate::target::GfxTarget;
-use crate::vm::{Access, GpuVm, HostSpan, MemoryFault};
+use crate::gpu::shader::decode::{DecodeError, MAX_INST_DWORDS, base_dwords, decode};
+use crate::gpu::shader::isa::Inst;
+use crate::gpu::shader::memory::DeviceMemory;
+use crate::gpu::target::GfxTarget;
+use crate::gpu::vm::{Access, GpuVm, HostSpan, MemoryFault};
 
 /// Dwords per lazily allocated page of decode slots.
 const PAGE_DWORDS: usize = 1024;

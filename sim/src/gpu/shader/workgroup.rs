@@ -5,13 +5,13 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::dispatch::DispatchError;
-use crate::shader::exec::{Exec, Shared, Stop};
-use crate::shader::launch::Launch;
-use crate::shader::lds::Lds;
-use crate::shader::memory::DeviceMemory;
-use crate::shader::program::Program;
-use crate::shader::wave::Wave;
+use crate::gpu::dispatch::DispatchError;
+use crate::gpu::shader::exec::{Exec, Shared, Stop};
+use crate::gpu::shader::launch::Launch;
+use crate::gpu::shader::lds::Lds;
+use crate::gpu::shader::memory::DeviceMemory;
+use crate::gpu::shader::program::Program;
+use crate::gpu::shader::wave::Wave;
 
 /// A worker's reusable state: wave register files and LDS.
 #[derive(Debug, Default)]

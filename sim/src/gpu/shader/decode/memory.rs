@@ -2,8 +2,8 @@
 
 use super::operand::{LiteralSlot, align_sgpr, scalar_source, vgpr};
 use super::{DecodeError, Luts, bits, lookup, word};
-use crate::shader::isa::{CachePolicy, Encoding, Extra, Family, Inst, Mem, Op, Operand, Ty};
-use crate::target::GfxTarget;
+use crate::gpu::shader::isa::{CachePolicy, Encoding, Extra, Family, Inst, Mem, Op, Operand, Ty};
+use crate::gpu::target::GfxTarget;
 
 /// Whether a DS opcode takes two 8-bit offsets (the read2/write2/wrxchg2 forms) rather than one
 /// 16-bit offset.

@@ -13,8 +13,8 @@ use std::sync::OnceLock;
 
 pub use memory::ds_has_two_offsets;
 
-use crate::shader::isa::{Inst, Op, Targets};
-use crate::target::GfxTarget;
+use crate::gpu::shader::isa::{Inst, Op, Targets};
+use crate::gpu::target::GfxTarget;
 
 /// One row of a generated opcode table: opcode number, opcode, the targets that have it.
 type OpcodeRow = (u16, Op, Targets);
@@ -161,7 +161,7 @@ fn build_vop3(target: GfxTarget) -> Box<[Option<Op>]> {
 
 fn build_luts(target: GfxTarget) -> Luts {
     let vop3 = build_vop3(target);
-    let mut has_e64 = vec![false; crate::shader::isa::Op::COUNT];
+    let mut has_e64 = vec![false; crate::gpu::shader::isa::Op::COUNT];
     for op in vop3.iter().flatten() {
         has_e64[*op as usize] = true;
     }

@@ -2,7 +2,7 @@
 //! inline constants and literals.
 
 use super::{DecodeError, word};
-use crate::shader::isa::{Operand, Special, Ty};
+use crate::gpu::shader::isa::{Operand, Special, Ty};
 
 /// SSRC/SRC code of a literal dword following the instruction.
 pub const LITERAL: u32 = 255;

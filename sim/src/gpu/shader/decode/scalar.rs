@@ -2,7 +2,7 @@
 
 use super::operand::{LiteralSlot, align_sgpr, scalar_dest, scalar_source};
 use super::{DecodeError, Luts, bits, lookup, word};
-use crate::shader::isa::{CachePolicy, Encoding, Extra, Inst, Mem, Op, Operand, Ty};
+use crate::gpu::shader::isa::{CachePolicy, Encoding, Extra, Inst, Mem, Op, Operand, Ty};
 
 fn finish(mut inst: Inst, literal_used: bool) -> Inst {
     inst.dwords = if literal_used { 2 } else { 1 };

@@ -2,7 +2,7 @@
 
 use super::operand::{DPP, LITERAL, LiteralSlot, SDWA, scalar_source, vector_source, vgpr};
 use super::{DecodeError, Luts, bits, lookup, word};
-use crate::shader::isa::{
+use crate::gpu::shader::isa::{
     DppControl, Encoding, Extra, Family, Inst, Op, Operand, SdwaControl, SdwaSel, Ty,
 };
 

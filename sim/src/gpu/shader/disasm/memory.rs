@@ -5,9 +5,9 @@ use std::fmt::Write;
 
 use super::Operands;
 use super::operand::{operand, sgpr};
-use crate::shader::decode::ds_has_two_offsets;
-use crate::shader::isa::{CachePolicy, Encoding, Family, Inst, Op, Operand, Ty};
-use crate::target::GfxTarget;
+use crate::gpu::shader::decode::ds_has_two_offsets;
+use crate::gpu::shader::isa::{CachePolicy, Encoding, Family, Inst, Op, Operand, Ty};
+use crate::gpu::target::GfxTarget;
 
 pub fn write(out: &mut String, inst: &Inst, target: GfxTarget) {
     out.push_str(inst.op.name());

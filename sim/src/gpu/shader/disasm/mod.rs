@@ -6,8 +6,8 @@ mod operand;
 mod scalar;
 mod vector;
 
-use crate::shader::isa::{Encoding, Inst};
-use crate::target::GfxTarget;
+use crate::gpu::shader::isa::{Encoding, Inst};
+use crate::gpu::target::GfxTarget;
 
 /// The text of one instruction, as `llvm-objdump-19 -d --mcpu=<target>` prints it (without the
 /// address/encoding comment; branch targets are the raw signed dword offsets).

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::shader::isa::{Operand, Special, Ty};
+use crate::gpu::shader::isa::{Operand, Special, Ty};
 
 /// A register range `prefix[first:last]`, or `prefix<n>` for one register.
 fn range(out: &mut String, prefix: &str, first: u32, count: u32) {

@@ -4,8 +4,8 @@ use std::fmt::Write;
 
 use super::Operands;
 use super::operand::{imm32, operand, sgpr};
-use crate::shader::isa::{Encoding, Inst, Op, Operand, Ty};
-use crate::target::GfxTarget;
+use crate::gpu::shader::isa::{Encoding, Inst, Op, Operand, Ty};
+use crate::gpu::target::GfxTarget;
 
 pub fn write(out: &mut String, inst: &Inst, target: GfxTarget) {
     let info = inst.op.info();

@@ -4,9 +4,9 @@ use std::fmt::Write;
 
 use super::Operands;
 use super::operand::{modified, operand};
-use crate::shader::decode::has_e64_form;
-use crate::shader::isa::{Encoding, Extra, Family, Inst, Op, SdwaSel, Ty};
-use crate::target::GfxTarget;
+use crate::gpu::shader::decode::has_e64_form;
+use crate::gpu::shader::isa::{Encoding, Extra, Family, Inst, Op, SdwaSel, Ty};
+use crate::gpu::target::GfxTarget;
 
 fn suffix(inst: &Inst, target: GfxTarget) -> &'static str {
     let family = inst.op.info().family;

@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 use super::atomic::AtomicOp;
 use super::load_store::{Load, Store};
 use super::{Exec, R, unimplemented};
-use crate::shader::isa::{Inst, Op, Operand};
-use crate::shader::wave::{LANES, lanes};
+use crate::gpu::shader::isa::{Inst, Op, Operand};
+use crate::gpu::shader::wave::{LANES, lanes};
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
@@ -127,7 +127,7 @@ fn kind(op: Op) -> Option<Kind> {
         Op::ALL
             .iter()
             .map(|op| {
-                if op.info().family == crate::shader::isa::Family::Ds {
+                if op.info().family == crate::gpu::shader::isa::Family::Ds {
                     parse(op.name())
                 } else {
                     None

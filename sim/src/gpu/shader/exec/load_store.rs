@@ -4,7 +4,7 @@
 //! whole VGPR, or, with D16, into one half of it leaving the other half alone; D16_HI stores
 //! take the high halves.
 
-use crate::shader::wave::Wave;
+use crate::gpu::shader::wave::Wave;
 
 /// Which part of its VGPR a load writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

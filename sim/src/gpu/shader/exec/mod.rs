@@ -36,15 +36,15 @@ mod vop3p;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::dispatch::{DispatchError, InterruptSink};
-use crate::shader::disasm::disassemble;
-use crate::shader::isa::{Encoding, Inst};
-use crate::shader::lds::Lds;
-use crate::shader::memory::DeviceMemory;
-use crate::shader::program::{CodeCache, Program};
-use crate::shader::wave::Wave;
-use crate::target::GfxTarget;
-use crate::vm::{Access, FaultKind, MemoryFault};
+use crate::gpu::dispatch::{DispatchError, InterruptSink};
+use crate::gpu::shader::disasm::disassemble;
+use crate::gpu::shader::isa::{Encoding, Inst};
+use crate::gpu::shader::lds::Lds;
+use crate::gpu::shader::memory::DeviceMemory;
+use crate::gpu::shader::program::{CodeCache, Program};
+use crate::gpu::shader::wave::Wave;
+use crate::gpu::target::GfxTarget;
+use crate::gpu::vm::{Access, FaultKind, MemoryFault};
 
 /// Apertures and constants every wave of a dispatch sees.
 #[derive(Clone, Copy, Debug)]

@@ -2,8 +2,8 @@
 //! permutation, SDWA field selection, float neg/abs), and masked destination writes.
 
 use super::{Exec, Fault, unimplemented};
-use crate::shader::isa::{DppControl, Encoding, Extra, Inst, Operand, SdwaSel, Special};
-use crate::shader::wave::{LANES, Lanes};
+use crate::gpu::shader::isa::{DppControl, Encoding, Extra, Inst, Operand, SdwaSel, Special};
+use crate::gpu::shader::wave::{LANES, Lanes};
 
 impl Exec<'_, '_> {
     /// A 32-bit scalar operand (SGPR, constant or special register).

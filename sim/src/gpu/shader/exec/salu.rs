@@ -1,7 +1,7 @@
 //! Scalar ALU: SOP1, SOP2, SOPC and SOPK.
 
 use super::{Exec, R, unimplemented};
-use crate::shader::isa::{Inst, Op, Ty};
+use crate::gpu::shader::isa::{Inst, Op, Ty};
 
 /// Sign-extend the low `bits` bits of `v`.
 fn sext(v: u32, bits: u32) -> u32 {
@@ -328,7 +328,7 @@ pub fn sop1(e: &mut Exec, inst: &Inst) -> R {
                 Op::SAbsI32 => nz((a as i32).unsigned_abs()),
                 Op::SMovrelsB32 => {
                     let src = match inst.src[0] {
-                        crate::shader::isa::Operand::Sgpr(n) => usize::from(n),
+                        crate::gpu::shader::isa::Operand::Sgpr(n) => usize::from(n),
                         _ => return Err(unimplemented("s_movrels from a non-SGPR")),
                     };
                     let idx = src + e.w.m0() as usize;
@@ -336,7 +336,7 @@ pub fn sop1(e: &mut Exec, inst: &Inst) -> R {
                 }
                 Op::SMovreldB32 => {
                     let dst = match inst.dst {
-                        crate::shader::isa::Operand::Sgpr(n) => usize::from(n),
+                        crate::gpu::shader::isa::Operand::Sgpr(n) => usize::from(n),
                         _ => return Err(unimplemented("s_movreld to a non-SGPR")),
                     };
                     let idx = dst + e.w.m0() as usize;

@@ -3,8 +3,8 @@
 use std::sync::atomic::{Ordering, fence};
 
 use super::{Exec, Fault, R, unimplemented};
-use crate::clock;
-use crate::shader::isa::{Inst, Op, Operand};
+use crate::gpu::clock;
+use crate::gpu::shader::isa::{Inst, Op, Operand};
 
 /// Nominal shader clock of `s_memtime`, in Hz. The hardware counts core clocks; the simulator
 /// counts nanoseconds of CLOCK_MONOTONIC_RAW (the value is only ever used for intervals).

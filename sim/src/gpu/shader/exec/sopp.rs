@@ -4,8 +4,8 @@
 use std::sync::atomic::{Ordering, fence};
 
 use super::{Exec, R, Stop, unimplemented};
-use crate::dispatch::DispatchError;
-use crate::shader::isa::{Inst, Op};
+use crate::gpu::dispatch::DispatchError;
+use crate::gpu::shader::isa::{Inst, Op};
 
 /// `s_sendmsg` message ids (bits 3:0 of the immediate on GFX9).
 const MSG_INTERRUPT: u32 = 1;

@@ -7,8 +7,8 @@ use super::rounding::{Round, round32, round64};
 use super::{
     Exec, R, unimplemented, valu_cmp, valu_conv, valu_f16, valu_float, valu_int, valu_lane,
 };
-use crate::shader::isa::Inst;
-use crate::shader::wave::{LANES, Lanes, mode};
+use crate::gpu::shader::isa::Inst;
+use crate::gpu::shader::wave::{LANES, Lanes, mode};
 
 pub fn exec(e: &mut Exec, inst: &Inst) -> R {
     if valu_int::exec(e, inst)?

@@ -7,8 +7,8 @@ use super::float::{class_f64, class16, class32, f16_to_f64, flush32, flush64};
 use super::operand::half;
 use super::valu::{denorm32, denorm64};
 use super::{Exec, Fault};
-use crate::shader::isa::{Family, Inst, Op};
-use crate::shader::wave::LANES;
+use crate::gpu::shader::isa::{Family, Inst, Op};
+use crate::gpu::shader::wave::LANES;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {

@@ -9,8 +9,8 @@ use super::operand::half;
 use super::rounding::{Round, round16, round32};
 use super::valu::{denorm32, denorm64, round32_mode, round64_mode};
 use super::{Exec, Fault, unimplemented};
-use crate::shader::isa::{Inst, Op};
-use crate::shader::wave::LANES;
+use crate::gpu::shader::isa::{Inst, Op};
+use crate::gpu::shader::wave::LANES;
 
 fn f2i(x: f64) -> u32 {
     // `as` saturates and maps NaN to 0, as the hardware does.

@@ -13,8 +13,8 @@ use super::operand::half;
 use super::rounding::{Round, round16};
 use super::valu::{denorm64, ieee, out_mods64, round64_mode};
 use super::{Exec, Fault};
-use crate::shader::isa::{Inst, Op, Operand};
-use crate::shader::wave::{LANES, mode};
+use crate::gpu::shader::isa::{Inst, Op, Operand};
+use crate::gpu::shader::wave::{LANES, mode};
 
 /// Read source `i` as halves (bits), op_sel and neg/abs applied.
 fn hsrc(e: &Exec, inst: &Inst, i: usize) -> Result<[u16; LANES], Fault> {

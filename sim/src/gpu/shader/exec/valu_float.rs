@@ -21,8 +21,8 @@ use super::valu::{
     denorm32, denorm64, f32_arith, f32_op, f64_arith, f64_op, ieee, round32_mode, round64_mode,
 };
 use super::{Exec, Fault, unimplemented};
-use crate::shader::isa::{Inst, Op};
-use crate::shader::wave::LANES;
+use crate::gpu::shader::isa::{Inst, Op};
+use crate::gpu::shader::wave::LANES;
 
 /// Round to single precision via double (one rounding).
 #[inline]

@@ -4,8 +4,8 @@
 use super::operand::half;
 use super::valu::{bin32, srcs32, tri32, un32};
 use super::{Exec, Fault};
-use crate::shader::isa::{Inst, Op};
-use crate::shader::wave::LANES;
+use crate::gpu::shader::isa::{Inst, Op};
+use crate::gpu::shader::wave::LANES;
 
 fn sext24(v: u32) -> i64 {
     i64::from(((v << 8) as i32) >> 8)
@@ -78,7 +78,7 @@ fn h(inst: &Inst, i: usize, v: u32) -> u32 {
 /// half (low half kept).
 fn write16(e: &mut Exec, inst: &Inst, vals: &[u32; LANES]) -> Result<(), Fault> {
     if inst.mods.op_sel & 8 != 0 {
-        if let crate::shader::isa::Operand::Vgpr(r) = inst.dst {
+        if let crate::gpu::shader::isa::Operand::Vgpr(r) = inst.dst {
             let old = *e.w.v(usize::from(r));
             let mut out = [0u32; LANES];
             for l in 0..LANES {

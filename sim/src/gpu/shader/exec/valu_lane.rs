@@ -3,8 +3,8 @@
 
 use super::valu::un32;
 use super::{Exec, Fault, unimplemented};
-use crate::shader::isa::{Inst, Op, Operand};
-use crate::shader::wave::LANES;
+use crate::gpu::shader::isa::{Inst, Op, Operand};
+use crate::gpu::shader::wave::LANES;
 
 pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
     match inst.op {

@@ -14,8 +14,8 @@ use std::sync::atomic::{Ordering, fence};
 use super::atomic::AtomicOp;
 use super::load_store::{Load, Store};
 use super::{Exec, Fault, R, unimplemented};
-use crate::shader::isa::{Encoding, Family, Inst, Op, Operand};
-use crate::shader::wave::{LANES, lanes};
+use crate::gpu::shader::isa::{Encoding, Family, Inst, Op, Operand};
+use crate::gpu::shader::wave::{LANES, lanes};
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {

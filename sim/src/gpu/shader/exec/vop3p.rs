@@ -8,8 +8,8 @@ use super::operand::half;
 use super::rounding::{round16, round32, two_sum};
 use super::valu::{denorm32, denorm64, ieee, round32_mode, round64_mode};
 use super::{Exec, R, unimplemented};
-use crate::shader::isa::{Inst, Op};
-use crate::shader::wave::{LANES, mode};
+use crate::gpu::shader::isa::{Inst, Op};
+use crate::gpu::shader::wave::{LANES, mode};
 
 /// The 16-bit elements (low, high) of source `i` for one lane.
 #[inline]

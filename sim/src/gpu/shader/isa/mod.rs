@@ -15,16 +15,16 @@ macro_rules! define_ops {
             $($id,)*
         }
 
-        static INFO: &[$crate::shader::isa::OpInfo] = &[
-            $($crate::shader::isa::OpInfo {
+        static INFO: &[$crate::gpu::shader::isa::OpInfo] = &[
+            $($crate::gpu::shader::isa::OpInfo {
                 name: $name,
-                family: $crate::shader::isa::Family::$fam,
+                family: $crate::gpu::shader::isa::Family::$fam,
                 sig: [
-                    $crate::shader::isa::Ty::$d,
-                    $crate::shader::isa::Ty::$sd,
-                    $crate::shader::isa::Ty::$s0,
-                    $crate::shader::isa::Ty::$s1,
-                    $crate::shader::isa::Ty::$s2,
+                    $crate::gpu::shader::isa::Ty::$d,
+                    $crate::gpu::shader::isa::Ty::$sd,
+                    $crate::gpu::shader::isa::Ty::$s0,
+                    $crate::gpu::shader::isa::Ty::$s1,
+                    $crate::gpu::shader::isa::Ty::$s2,
                 ],
             },)*
         ];
@@ -37,7 +37,7 @@ macro_rules! define_ops {
             pub const COUNT: usize = Op::ALL.len();
 
             /// Everything known about the opcode.
-            pub fn info(self) -> &'static $crate::shader::isa::OpInfo {
+            pub fn info(self) -> &'static $crate::gpu::shader::isa::OpInfo {
                 &INFO[self as usize]
             }
 
@@ -181,10 +181,10 @@ impl Targets {
     pub const ALL: Self = Self(3);
 
     /// Whether `target` has the encoding.
-    pub const fn has(self, target: crate::target::GfxTarget) -> bool {
+    pub const fn has(self, target: crate::gpu::target::GfxTarget) -> bool {
         let bit = match target {
-            crate::target::GfxTarget::Gfx90a => 1,
-            crate::target::GfxTarget::Gfx942 => 2,
+            crate::gpu::target::GfxTarget::Gfx90a => 1,
+            crate::gpu::target::GfxTarget::Gfx942 => 2,
         };
         self.0 & bit != 0
     }

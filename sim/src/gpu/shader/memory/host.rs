@@ -8,7 +8,7 @@
 
 use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
-use crate::vm::HostSpan;
+use crate::gpu::vm::HostSpan;
 
 /// Pointer to `va` in `span` if `[va, va + len)` lies inside it.
 fn ptr(span: &HostSpan, va: u64, len: usize) -> Option<*mut u8> {

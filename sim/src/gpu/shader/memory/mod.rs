@@ -4,7 +4,7 @@
 
 mod host;
 
-use crate::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault, SpanCache};
+use crate::gpu::vm::{Access, FaultKind, GpuVm, HostSpan, MemoryFault, SpanCache};
 
 /// Spans kept per cache (most recently used first).
 const CACHE_SPANS: usize = 16;

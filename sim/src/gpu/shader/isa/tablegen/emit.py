@@ -307,7 +307,7 @@ HDR_ENC = '''//! Opcode numbers of every encoding, per target.
 //! edit by hand.
 
 use super::OpcodeRow;
-use crate::shader::isa::{Op, Targets};
+use crate::gpu::shader::isa::{Op, Targets};
 
 const ALL: Targets = Targets::ALL;
 const GFX90A: Targets = Targets::GFX90A;

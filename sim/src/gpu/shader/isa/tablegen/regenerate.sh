@@ -17,7 +17,7 @@ done
 python3 "$HERE/emit.py" "$WORK" "$SHADER"
 echo "regenerated $SHADER/isa/opcode.rs and $SHADER/decode/tables.rs" >&2
 # The decoder's random-word golden files (sim/tests/shader_decoder_fuzz.rs), from the new tables.
-TESTDATA=$(cd "$SHADER/../../tests/shader_data" && pwd)
+TESTDATA=$(cd "$SHADER/../../../tests/shader_data" && pwd)
 for t in gfx90a gfx942; do
     python3 "$HERE/fuzz.py" "$SHADER/decode/tables.rs" "$t" 400 1 >"$TESTDATA/isa_fuzz.$t.txt"
 done
