@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use kfd::Errno;
 use nix::sys::memfd::{MFdFlags, memfd_create};
 
+use crate::driver::drm_file::DrmFile;
 use crate::driver::fork_gate::TableMutex;
 use crate::driver::process::Process;
 
@@ -36,29 +37,9 @@ pub(crate) struct SimFile {
     pub kind: FileKind,
     /// The pid of the process that opened it.
     pub opener: i32,
-    /// For render files: the process and GPU whose compute VM this file became at ACQUIRE_VM
-    /// (`pid << 16 | gpu index + 1`; 0 while it is a plain DRM file). Lock-free so that a
-    /// forked child can inspect an inherited file.
-    compute_vm_owner: AtomicU64,
+    /// For render files: the render node's state of this file (`None` for `/dev/kfd`).
+    pub drm: Option<Arc<DrmFile>>,
     _keep: OwnedFd,
-}
-
-impl SimFile {
-    /// Claim this render file as the compute VM of `pid` on GPU `device`; fails if some VM
-    /// claim exists already (`amdgpu_amdkfd_gpuvm_acquire_process_vm`: EINVAL).
-    pub(crate) fn claim_compute_vm(&self, pid: i32, device: usize) -> Result<(), Errno> {
-        let claim = (u64::from(pid as u32) << 16) | (device as u64 + 1);
-        self.compute_vm_owner
-            .compare_exchange(0, claim, Ordering::AcqRel, Ordering::Acquire)
-            .map(drop)
-            .map_err(|_| Errno::EINVAL)
-    }
-
-    /// The compute VM's process went away (`amdgpu_amdkfd_gpuvm_release_process_vm`): the DRM
-    /// file is a plain one again.
-    pub(crate) fn release_compute_vm(&self) {
-        self.compute_vm_owner.store(0, Ordering::Release);
-    }
 }
 
 struct Entry {
@@ -111,11 +92,13 @@ impl FileTable {
             .try_clone_to_owned()
             .map_err(|e| Errno::from(&e))?;
         let key = identity(user_fd.as_fd())?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let drm = matches!(kind, FileKind::Render(_)).then(|| Arc::new(DrmFile::new(id)));
         let file = Arc::new(SimFile {
-            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            id,
             kind,
             opener,
-            compute_vm_owner: AtomicU64::new(0),
+            drm,
             _keep: keep,
         });
         self.entries.lock().insert(

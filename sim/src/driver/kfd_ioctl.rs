@@ -23,9 +23,9 @@ use kfd::ioctl::{Direction, Opcode};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::driver::files::SimFile;
+use crate::driver::kernel::Kernel;
 use crate::driver::process::Process;
 use crate::driver::user_memory;
-use crate::machine::MachineInner;
 
 /// One entry of the ioctl table: the kernel's struct size and copy direction.
 #[derive(Clone, Copy, Debug)]
@@ -140,7 +140,7 @@ fn with_args<T: FromBytes + IntoBytes + Immutable + KnownLayout>(
 
 /// Handle one ioctl on a `/dev/kfd` file.
 pub(crate) fn kfd_ioctl(
-    machine: &MachineInner,
+    machine: &Kernel,
     file: &SimFile,
     process: &Arc<Process>,
     request: Opcode,
@@ -173,7 +173,7 @@ pub(crate) fn kfd_ioctl(
 }
 
 fn dispatch(
-    machine: &MachineInner,
+    machine: &Kernel,
     process: &Arc<Process>,
     nr: u8,
     ksize: usize,
@@ -226,7 +226,7 @@ fn dispatch(
         }),
         0x15 => with_args(data, ksize, |a: &mut AcquireVmArgs| {
             let drm = machine.files.lookup(a.drm_fd as i32);
-            p.acquire_vm(*a, drm)
+            p.acquire_vm(*a, drm.map(|file| file.and_then(|f| f.drm.clone())))
         }),
         0x16 => with_args(data, ksize, |a: &mut AllocMemoryOfGpuArgs| {
             p.alloc_memory(a)
@@ -306,7 +306,7 @@ fn get_tile_config(p: &Process, data: &mut [u8]) -> Result<(), Errno> {
 
 /// What a dma-buf fd argument is: not an fd (EBADF) or not a dma-buf (EINVAL). No sim object
 /// is ever a dma-buf (EXPORT_DMABUF is not modelled).
-fn dmabuf_lookup(machine: &MachineInner, fd: u32) -> Errno {
+fn dmabuf_lookup(machine: &Kernel, fd: u32) -> Errno {
     match machine.files.lookup(fd as i32) {
         Err(_) => Errno::EBADF,
         Ok(_) => Errno::EINVAL,
@@ -314,12 +314,12 @@ fn dmabuf_lookup(machine: &MachineInner, fd: u32) -> Errno {
 }
 
 /// GET_DMABUF_INFO: size, metadata_ptr, metadata_size, gpu_id, flags, dmabuf_fd.
-fn dmabuf_info(machine: &MachineInner, data: &[u8]) -> Result<(), Errno> {
+fn dmabuf_info(machine: &Kernel, data: &[u8]) -> Result<(), Errno> {
     Err(dmabuf_lookup(machine, word(data, 28)))
 }
 
 /// IMPORT_DMABUF: va_addr, handle, gpu_id, dmabuf_fd.
-fn import_dmabuf(machine: &MachineInner, p: &Process, data: &[u8]) -> Result<(), Errno> {
+fn import_dmabuf(machine: &Kernel, p: &Process, data: &[u8]) -> Result<(), Errno> {
     let index = p.device_index(word(data, 16)).ok_or(Errno::EINVAL)?;
     if p.state().pdds[index].drm_file.is_none() {
         return Err(Errno::ENODEV);
@@ -364,7 +364,7 @@ fn svm(data: &[u8], user_size: usize) -> Result<(), Errno> {
 
 /// DBG_TRAP: pid, op, union. Only the process itself can be the target (no ptrace); enabling
 /// the debugger is not modelled, and other ops need it enabled.
-fn dbg_trap(machine: &MachineInner, p: &Process, data: &[u8]) -> Result<(), Errno> {
+fn dbg_trap(machine: &Kernel, p: &Process, data: &[u8]) -> Result<(), Errno> {
     const OP_ENABLE: u32 = 0;
     const OP_DISABLE: u32 = 1;
     let pid = word(data, 0) as i32;

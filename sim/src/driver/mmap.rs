@@ -14,7 +14,7 @@ use kfd::sys::{MapFlags, ProtFlags};
 use crate::driver::cpu_mappings::Mapped;
 use crate::driver::gem::GemMemory;
 use crate::driver::host_memory::{Backing, PAGE_SIZE, mark_dont_fork};
-use crate::machine::MachineInner;
+use crate::driver::kernel::Kernel;
 
 /// `KFD_CWSR_TBA_TMA_SIZE`: the RESERVED_MEM mapping is exactly two pages.
 const CWSR_TBA_TMA_SIZE: usize = 2 * PAGE_SIZE as usize;
@@ -57,10 +57,7 @@ impl MmapRequest {
 
 /// mmap on `/dev/kfd`. The process is the caller's, whatever file the fd is (kfd_mmap looks it
 /// up from the calling task's mm): none → EINVAL.
-pub(crate) fn kfd_mmap(
-    machine: &MachineInner,
-    req: &MmapRequest,
-) -> Result<NonNull<c_void>, Errno> {
+pub(crate) fn kfd_mmap(machine: &Kernel, req: &MmapRequest) -> Result<NonNull<c_void>, Errno> {
     req.precheck()?;
     let pid = nix::unistd::getpid().as_raw();
     let process = machine.process_by_pid(pid).ok_or(Errno::EINVAL)?;
@@ -137,7 +134,7 @@ pub(crate) fn kfd_mmap(
 
 /// mmap on a render node of GPU `device` opened as file `file_id`.
 pub(crate) fn render_mmap(
-    machine: &MachineInner,
+    machine: &Kernel,
     device: usize,
     file_id: u64,
     req: &MmapRequest,

@@ -11,9 +11,30 @@ use std::sync::{Arc, PoisonError, RwLock};
 use kfd::Errno;
 use kfd::abi::mmap_offset::{DOORBELL_SIZE, DOORBELL_SLICE_SIZE, DOORBELLS_PER_PROCESS};
 
-use super::queues::QueueRunner;
 use crate::driver::host_memory::{Backing, MemoryFile};
+use crate::gpu::queue::RunningQueue;
 use crate::gpu::target::GfxTarget;
+
+/// A running command processor, shared by the queue and its doorbell: what a doorbell write
+/// reaches.
+pub(crate) struct QueueRunner {
+    pub(super) running: Box<dyn RunningQueue>,
+}
+
+impl QueueRunner {
+    pub(crate) fn doorbell_rung(&self, value: u64) {
+        self.running.doorbell_rung(value);
+    }
+
+    pub(crate) fn update(&self, ring_va: u64, ring_bytes: u64, percentage: u32, priority: u32) {
+        self.running
+            .update(ring_va, ring_bytes, percentage, priority);
+    }
+
+    pub(crate) fn stop(&self) {
+        self.running.stop();
+    }
+}
 
 /// `KFD_QUEUE_DOORBELL_MIRROR_OFFSET`.
 const MIRROR_OFFSET: usize = 512;

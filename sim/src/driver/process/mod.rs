@@ -31,11 +31,11 @@ pub(crate) use memory::Bo;
 pub(crate) use queues::Queue;
 
 use crate::driver::device::Device;
-use crate::driver::files::{FileKind, SimFile};
+use crate::driver::drm_file::DrmFile;
 use crate::driver::gpu_vm::PageTable;
 use crate::driver::host_memory::Backing;
+use crate::driver::shared::Shared;
 use crate::driver::user_memory;
-use crate::machine::Shared;
 
 /// `KMALLOC_MAX_SIZE` on x86-64 (order-10 pages): larger kernel-side arrays fail with ENOMEM.
 pub(crate) const KMALLOC_MAX_SIZE: u64 = 4 << 20;
@@ -51,7 +51,7 @@ const GPUVM_LIMIT: u64 = (1 << 47) - 1;
 pub(crate) struct Pdd {
     pub device: Arc<Device>,
     /// The DRM file given to ACQUIRE_VM; `None` until then (the GPU is not bound).
-    pub drm_file: Option<Arc<SimFile>>,
+    pub drm_file: Option<Arc<DrmFile>>,
     /// The GPU page table of this process on this device.
     pub vm: Arc<PageTable>,
     pub bos: std::collections::BTreeMap<u32, Bo>,
@@ -205,11 +205,12 @@ impl Process {
         self.state().pdds.get(index).map(|p| p.interrupts.clone())
     }
 
-    /// ACQUIRE_VM. `drm` is the result of looking up `args.drm_fd` (`fget`).
+    /// ACQUIRE_VM. `drm` is the result of looking up `args.drm_fd` (`fget`): the file's DRM
+    /// state, `None` if it is not a render-node file.
     pub(crate) fn acquire_vm(
         &self,
         args: AcquireVmArgs,
-        drm: Result<Option<Arc<SimFile>>, Errno>,
+        drm: Result<Option<Arc<DrmFile>>, Errno>,
     ) -> Result<(), Errno> {
         // fget() failing is EINVAL, checked before anything else.
         let drm = drm.map_err(|_| Errno::EINVAL)?;
@@ -224,9 +225,6 @@ impl Process {
         }
         // amdgpu_file_to_fpriv: only an amdgpu DRM file will do (any GPU's, §11.9).
         let file = drm.ok_or(Errno::EINVAL)?;
-        let FileKind::Render(_) = file.kind else {
-            return Err(Errno::EINVAL);
-        };
         // A VM that is already some process' compute VM cannot be acquired again.
         file.claim_compute_vm(self.pid, index)?;
         pdd.drm_file = Some(file);

@@ -17,39 +17,19 @@ use kfd::abi::{
     KFD_MIN_QUEUE_RING_SIZE, QueueType, SetCuMaskArgs, UpdateQueueArgs,
 };
 
-use super::doorbell::{allocate_index, release_index};
+use super::doorbell::{QueueRunner, allocate_index, release_index};
 use super::memory::adjust_queue_refs;
 use super::{Pdd, Process, lowest_free};
 use crate::driver::device::Device;
 use crate::driver::gpu_vm::BoKey;
 use crate::driver::user_memory;
-use crate::gpu::queue::{QueueSpec, RunningQueue};
+use crate::gpu::queue::QueueSpec;
 
 /// `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS`: queue ids are slots of a per-process bitmap this big.
 const MAX_QUEUES_PER_PROCESS: u32 = 1024;
 /// The end of the user address space (`TASK_SIZE_MAX` for 4-level paging on x86-64), which
 /// `access_ok` checks against.
 const USER_ADDRESS_END: u64 = 0x7FFF_FFFF_F000;
-
-/// A running command processor, shared by the queue and its doorbell.
-pub(crate) struct QueueRunner {
-    running: Box<dyn RunningQueue>,
-}
-
-impl QueueRunner {
-    pub(crate) fn doorbell_rung(&self, value: u64) {
-        self.running.doorbell_rung(value);
-    }
-
-    pub(crate) fn update(&self, ring_va: u64, ring_bytes: u64, percentage: u32, priority: u32) {
-        self.running
-            .update(ring_va, ring_bytes, percentage, priority);
-    }
-
-    pub(crate) fn stop(&self) {
-        self.running.stop();
-    }
-}
 
 /// What kind of queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
