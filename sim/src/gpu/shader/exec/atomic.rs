@@ -1,6 +1,6 @@
 //! Atomic read-modify-write operations shared by LDS, FLAT/GLOBAL and MUBUF atomics.
 
-use super::float::{f16_to_f64, f64_to_f16};
+use super::half::{f16_to_f64, f64_to_f16};
 
 /// An atomic operation, named as in the opcode suffix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,6 +17,7 @@
 mod atomic;
 mod ds;
 mod float;
+mod half;
 mod load_store;
 mod operand;
 mod rounding;
@@ -30,6 +31,7 @@ mod valu_f16;
 mod valu_float;
 mod valu_int;
 mod valu_lane;
+mod valu_loops;
 mod vmem;
 mod vop3p;
 

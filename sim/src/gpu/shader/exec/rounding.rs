@@ -2,7 +2,7 @@
 //! doubles): results are computed exactly, or as a rounded value plus the sign of its error,
 //! and then rounded to the target precision in the selected direction.
 
-use super::float::{f16_to_f64, f64_to_f16};
+use super::half::{f16_to_f64, f64_to_f16};
 
 /// A rounding direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

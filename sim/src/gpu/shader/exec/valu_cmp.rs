@@ -3,9 +3,10 @@
 
 use std::sync::OnceLock;
 
-use super::float::{class_f64, class16, class32, f16_to_f64, flush32, flush64};
+use super::float::{class_f64, class16, class32, flush32, flush64};
+use super::half::f16_to_f64;
 use super::operand::half;
-use super::valu::{denorm32, denorm64};
+use super::valu_loops::{denorm32, denorm64};
 use super::{Exec, Fault};
 use crate::gpu::shader::isa::{Family, Inst, Op};
 use crate::gpu::shader::wave::LANES;

@@ -4,10 +4,11 @@
 //! ISA specifies for v_cvt_i32_f32 and friends); integer-to-float conversions round to nearest
 //! even.
 
-use super::float::{f16_to_f64, flush32, flush64};
+use super::float::{flush32, flush64};
+use super::half::f16_to_f64;
 use super::operand::half;
 use super::rounding::{Round, round16, round32};
-use super::valu::{denorm32, denorm64, round32_mode, round64_mode};
+use super::valu_loops::{denorm32, denorm64, round32_mode, round64_mode};
 use super::{Exec, Fault, unimplemented};
 use crate::gpu::shader::isa::{Inst, Op};
 use crate::gpu::shader::wave::LANES;
@@ -161,7 +162,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             e.write_vdst32(inst, &out)?;
         }
         Op::VCvtPkU8F32 => {
-            let [a, b, c] = super::valu::srcs32::<3>(e, inst)?;
+            let [a, b, c] = super::valu_loops::srcs32::<3>(e, inst)?;
             let mut out = [0u32; LANES];
             for l in 0..LANES {
                 let shift = 8 * (b[l] & 3);

@@ -8,10 +8,11 @@
 
 use std::f64::consts::TAU;
 
-use super::float::{Denorm, div_fixup, f16_to_f64, frexp64};
+use super::float::{Denorm, div_fixup, frexp64};
+use super::half::f16_to_f64;
 use super::operand::half;
 use super::rounding::{Round, round16};
-use super::valu::{denorm64, ieee, out_mods64, round64_mode};
+use super::valu_loops::{denorm64, ieee, out_mods64, round64_mode};
 use super::{Exec, Fault};
 use crate::gpu::shader::isa::{Inst, Op, Operand};
 use crate::gpu::shader::wave::{LANES, mode};

@@ -17,7 +17,7 @@ use super::float::{
     med3_32, minmax32, minmax64,
 };
 use super::rounding::{Round, fused, round32, round64, square_root, two_product, two_sum};
-use super::valu::{
+use super::valu_loops::{
     denorm32, denorm64, f32_arith, f32_op, f64_arith, f64_op, ieee, round32_mode, round64_mode,
 };
 use super::{Exec, Fault, unimplemented};
@@ -195,7 +195,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         })?,
         Op::VDivFmasF32 => {
             let m = round32_mode(e);
-            let s = super::valu::srcs32::<3>(e, inst)?;
+            let s = super::valu_loops::srcs32::<3>(e, inst)?;
             let vcc = e.w.vcc();
             let dn = denorm32(e);
             let mut out = [0u32; LANES];
@@ -210,7 +210,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             e.write_vdst32(inst, &out)?;
         }
         Op::VDivScaleF32 => {
-            let s = super::valu::srcs32::<3>(e, inst)?;
+            let s = super::valu_loops::srcs32::<3>(e, inst)?;
             let mask = e.write_mask(inst);
             let mut out = [0u32; LANES];
             let mut vcc = 0u64;

@@ -2,7 +2,7 @@
 //! carries. CLAMP saturates the add/sub family (it has no effect on the other integer ops).
 
 use super::operand::half;
-use super::valu::{bin32, srcs32, tri32, un32};
+use super::valu_loops::{bin32, srcs32, tri32, un32};
 use super::{Exec, Fault};
 use crate::gpu::shader::isa::{Inst, Op};
 use crate::gpu::shader::wave::LANES;

@@ -1,7 +1,7 @@
 //! Moves and cross-lane operations: v_mov, v_readfirstlane, v_readlane, v_writelane, v_mbcnt,
 //! v_swap.
 
-use super::valu::un32;
+use super::valu_loops::un32;
 use super::{Exec, Fault, unimplemented};
 use crate::gpu::shader::isa::{Inst, Op, Operand};
 use crate::gpu::shader::wave::LANES;

@@ -3,10 +3,11 @@
 //! accumulation-register moves. op_sel picks the half feeding the low element, op_sel_hi the
 //! half feeding the high element; neg_lo/neg_hi negate float elements.
 
-use super::float::{Denorm, f16_to_f64, flush32, minmax64};
+use super::float::{Denorm, flush32, minmax64};
+use super::half::f16_to_f64;
 use super::operand::half;
 use super::rounding::{round16, round32, two_sum};
-use super::valu::{denorm32, denorm64, ieee, round32_mode, round64_mode};
+use super::valu_loops::{denorm32, denorm64, ieee, round32_mode, round64_mode};
 use super::{Exec, R, unimplemented};
 use crate::gpu::shader::isa::{Inst, Op};
 use crate::gpu::shader::wave::{LANES, mode};
@@ -129,7 +130,7 @@ fn sext(v: u32, bits: u32) -> i32 {
 
 /// Dot products: sum of `n` element products of width `bits` plus source 2.
 fn dot(e: &mut Exec, inst: &Inst, bits: u32, signed: bool) -> R {
-    let [a, b, c] = super::valu::srcs32::<3>(e, inst)?;
+    let [a, b, c] = super::valu_loops::srcs32::<3>(e, inst)?;
     let n = 32 / bits;
     let mask = (1u32 << bits) - 1;
     let mut out = [0u32; LANES];
@@ -163,7 +164,7 @@ fn dot(e: &mut Exec, inst: &Inst, bits: u32, signed: bool) -> R {
 
 /// v_fma_mix*: each source is a single (op_sel_hi bit clear) or the half op_sel picks.
 fn fma_mix(e: &mut Exec, inst: &Inst) -> R {
-    let [a, b, c] = super::valu::srcs32::<3>(e, inst)?;
+    let [a, b, c] = super::valu_loops::srcs32::<3>(e, inst)?;
     let m = inst.mods;
     let d16 = denorm64(e);
     let d32 = denorm32(e);
@@ -261,7 +262,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
             e.write_vdst64(inst, &out)
         }
         Op::VDot2F32F16 => {
-            let [a, b, c] = super::valu::srcs32::<3>(e, inst)?;
+            let [a, b, c] = super::valu_loops::srcs32::<3>(e, inst)?;
             let d16 = denorm64(e);
             let m32 = round32_mode(e);
             let mut out = [0u32; LANES];
