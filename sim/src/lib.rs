@@ -15,7 +15,7 @@
 //! - `gpu/`, the GPU: the command processor ([`cp`]: the packet processor, one thread per AQL
 //!   queue), the shader core ([`shader`]: decoder, VALU and the rest of the ISA), the clock,
 //!   the inert stand-ins, and the contracts between the halves;
-//! - at the top: [`Machine`] (a simulated host with its GPUs), [`default_machine`], the
+//! - at the top: [`Machine`] (a simulated host with its GPUs), [`default_machine()`], the
 //!   [`MachineConfig`], the error type, and the in-process way in (the [`kfd::Sys`]
 //!   implementation of [`Machine`]).
 //!
