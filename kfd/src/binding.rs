@@ -14,6 +14,7 @@
 //! [`Error::ForkedChild`]; the child's next open drops the inherited binding without a single
 //! ioctl (closing only its own copies of the fds) and binds afresh.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
@@ -22,7 +23,6 @@ use crate::abi::sysfs::KFD_DEVICE_PATH;
 use crate::abi::{
     KFD_IOCTL_MAJOR_VERSION, KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK, MINOR_RUNTIME_ENABLE,
 };
-use crate::driver::Kfd;
 use crate::error::{Error, Result};
 use crate::event_page::EventPage;
 use crate::ioctls;
@@ -57,6 +57,31 @@ pub(crate) struct RenderFile {
     pub fd: i32,
 }
 
+/// The driver open on a binding, if any ([`crate::Kfd`]: one per process and kernel). Held
+/// weakly, since the driver holds its binding; and without naming the driver's type, so that the
+/// binding, the layer below the driver, does not depend on it.
+#[derive(Debug)]
+pub(crate) struct OpenDriver(Weak<dyn Any + Send + Sync>);
+
+impl Default for OpenDriver {
+    fn default() -> Self {
+        Self(Weak::<()>::new())
+    }
+}
+
+impl OpenDriver {
+    /// The open driver, if it is still alive and is a `D`.
+    pub fn get<D: Any + Send + Sync>(&self) -> Option<Arc<D>> {
+        self.0.upgrade()?.downcast::<D>().ok()
+    }
+
+    /// Record `driver` as the open one.
+    pub fn set<D: Any + Send + Sync>(&mut self, driver: &Arc<D>) {
+        let weak: Weak<D> = Arc::downgrade(driver);
+        self.0 = weak as Weak<dyn Any + Send + Sync>;
+    }
+}
+
 /// Mutable state of a binding, under its lock (held across a whole open sequence).
 #[derive(Debug)]
 pub(crate) struct BindingState {
@@ -67,7 +92,7 @@ pub(crate) struct BindingState {
     /// RUNTIME_ENABLE's outcome.
     pub runtime: RuntimeState,
     /// The open driver, if one is open.
-    pub open: Weak<Kfd>,
+    pub open: OpenDriver,
     /// Set in a fork child: the binding belongs to the parent.
     pub abandoned: bool,
 }
@@ -150,7 +175,7 @@ impl ProcessBinding {
                 render_files: BTreeMap::new(),
                 event_page: None,
                 runtime: RuntimeState::NotAttempted,
-                open: Weak::new(),
+                open: OpenDriver::default(),
                 abandoned: false,
             }),
         })

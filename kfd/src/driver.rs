@@ -12,21 +12,17 @@
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::abi::sysfs::Capability;
-use crate::abi::{
-    CachePolicy, GetClockCountersArgs, MINOR_AVAILABLE_MEMORY, ProcessDeviceApertures,
-};
+use crate::abi::{GetClockCountersArgs, MINOR_AVAILABLE_MEMORY};
 use crate::address_space::AddressSpace;
-use crate::binding::{ProcessBinding, RenderFile, RuntimeState};
-use crate::doorbell::{DoorbellPage, doorbell_slice_size};
+use crate::binding::{ProcessBinding, RuntimeState};
 use crate::error::{Error, Result};
-use crate::event_page::EventPage;
+pub use crate::gpu::{Gpu, HiddenGpu};
 use crate::ioctls;
-use crate::queue_sizes::{CwsrSizeError, CwsrSizes, eop_buffer_size};
+use crate::open_sequence::{self, OpenSequence};
 use crate::render_node::RenderNodeOpener;
 use crate::retry::restarting;
 use crate::sys::Sys;
-use crate::topology::{GfxVersion, Node, NodeKind, TargetId, Topology};
+use crate::topology::Topology;
 
 /// How to open the driver.
 #[derive(Clone, Debug)]
@@ -46,17 +42,6 @@ impl OpenOptions {
             enable_runtime: true,
         }
     }
-}
-
-/// A GPU of the topology that the open driver does not use, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HiddenGpu {
-    /// Its topology node.
-    pub node_index: u32,
-    /// Its gpu_id, if readable.
-    pub gpu_id: Option<u32>,
-    /// Why it is not used.
-    pub reason: String,
 }
 
 /// Counts of what is alive under an open driver (for leak checks and diagnostics).
@@ -83,108 +68,6 @@ pub(crate) struct LiveCounters {
     pub events: AtomicUsize,
 }
 
-/// One GPU the driver bound.
-#[derive(Debug)]
-pub struct Gpu {
-    node: Node,
-    gpu_id: u32,
-    version: GfxVersion,
-    apertures: ProcessDeviceApertures,
-    render: RenderFile,
-    cwsr: Result<CwsrSizes, CwsrSizeError>,
-    doorbell_slice_size: usize,
-    doorbell_page: Mutex<Option<Arc<DoorbellPage>>>,
-}
-
-impl Gpu {
-    /// The gpu_id.
-    pub fn gpu_id(&self) -> u32 {
-        self.gpu_id
-    }
-
-    /// Its topology node (properties, memory banks, caches, links).
-    pub fn node(&self) -> &Node {
-        &self.node
-    }
-
-    /// The ISA version.
-    pub fn gfx_version(&self) -> GfxVersion {
-        self.version
-    }
-
-    /// The target id, with SRAM ECC from the node's capability and XNACK as given.
-    pub fn target_id(&self, xnack: Option<bool>) -> TargetId {
-        TargetId::new(self.version, Some(self.node.properties.sram_ecc()), xnack)
-    }
-
-    /// This process' apertures on the GPU.
-    pub fn apertures(&self) -> &ProcessDeviceApertures {
-        &self.apertures
-    }
-
-    /// The render-node fd bound with ACQUIRE_VM.
-    pub fn render_fd(&self) -> i32 {
-        self.render.fd
-    }
-
-    /// The render-node minor.
-    pub fn drm_render_minor(&self) -> u32 {
-        self.render.minor
-    }
-
-    /// The context save/restore sizes CREATE_QUEUE demands, or why there are none.
-    pub fn cwsr_sizes(&self) -> Result<CwsrSizes, CwsrSizeError> {
-        self.cwsr
-    }
-
-    /// The EOP buffer size CREATE_QUEUE demands.
-    pub fn eop_buffer_size(&self) -> Option<u32> {
-        eop_buffer_size(self.node.properties.gfx_target_version)
-    }
-
-    /// Bytes of this process' doorbell slice.
-    pub fn doorbell_slice_size(&self) -> usize {
-        self.doorbell_slice_size
-    }
-
-    /// Whether the host can map all of the GPU's VRAM (large BAR).
-    pub fn has_public_vram(&self) -> bool {
-        self.node.has_public_vram()
-    }
-
-    /// The doorbell page, mapped on first use from a queue's doorbell mmap offset.
-    pub(crate) fn doorbell_page(
-        &self,
-        sys: &Arc<dyn Sys>,
-        kfd_fd: i32,
-        mmap_offset: u64,
-    ) -> Result<Arc<DoorbellPage>> {
-        let mut page = self
-            .doorbell_page
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(existing) = page.as_ref() {
-            if existing.mmap_offset() != mmap_offset {
-                return Err(Error::Kernel(format!(
-                    "GPU {:#x} returned doorbell slice offset {mmap_offset:#x}, not {:#x}",
-                    self.gpu_id,
-                    existing.mmap_offset()
-                )));
-            }
-            return Ok(Arc::clone(existing));
-        }
-        let mapped = Arc::new(DoorbellPage::map(
-            sys,
-            kfd_fd,
-            self.gpu_id,
-            mmap_offset,
-            self.doorbell_slice_size,
-        )?);
-        *page = Some(Arc::clone(&mapped));
-        Ok(mapped)
-    }
-}
-
 /// The open driver.
 #[derive(Debug)]
 pub struct Kfd {
@@ -201,7 +84,6 @@ pub struct Kfd {
     drop_errors: Mutex<Vec<Error>>,
 }
 
-const XNACK_UNKNOWN: u8 = 2;
 /// Drop errors kept for [`Kfd::take_drop_errors`]; older ones are discarded.
 const MAX_DROP_ERRORS: usize = 64;
 
@@ -212,188 +94,23 @@ impl Kfd {
     pub fn open(sys: &Arc<dyn Sys>, options: &OpenOptions) -> Result<Arc<Self>> {
         let binding = ProcessBinding::for_sys(sys)?;
         let mut state = binding.lock_state();
-        if let Some(open) = state.open.upgrade() {
+        if let Some(open) = state.open.get::<Self>() {
             return Ok(open);
         }
-        let kfd_fd = binding.kfd_fd();
+        let step = OpenSequence::new(sys, &binding);
         let topology = Topology::read(sys.as_ref())?;
-
-        // Render nodes: opened once per process and GPU, kept for the life of the process.
-        let mut hidden = Vec::new();
-        let mut usable: Vec<(Node, RenderFile)> = Vec::new();
-        for node in &topology.nodes {
-            let gpu_id = match node.kind {
-                NodeKind::Cpu => continue,
-                NodeKind::Hidden(errno) => {
-                    hidden.push(HiddenGpu {
-                        node_index: node.index,
-                        gpu_id: None,
-                        reason: format!("gpu_id unreadable: {errno}"),
-                    });
-                    continue;
-                }
-                NodeKind::Gpu(id) => id,
-            };
-            if let Err(err) = node.properties.gfx_version() {
-                hidden.push(HiddenGpu {
-                    node_index: node.index,
-                    gpu_id: Some(gpu_id),
-                    reason: format!("unknown ISA: {err}"),
-                });
-                continue;
-            }
-            if let Some(file) = state.render_files.get(&gpu_id) {
-                usable.push((node.clone(), *file));
-                continue;
-            }
-            let minor = node.properties.drm_render_minor;
-            match options.render_nodes.open_render_node(sys.as_ref(), minor) {
-                Ok(fd) => usable.push((node.clone(), RenderFile { minor, fd })),
-                Err(err) => hidden.push(HiddenGpu {
-                    node_index: node.index,
-                    gpu_id: Some(gpu_id),
-                    reason: format!("render node renderD{minor}: {err}"),
-                }),
-            }
-        }
-        if usable.is_empty() {
-            let reasons: Vec<String> = hidden
-                .iter()
-                .map(|h| format!("node {}: {}", h.node_index, h.reason))
-                .collect();
-            return Err(Error::NoUsableGpu(if reasons.is_empty() {
-                "the topology lists no GPU".to_owned()
-            } else {
-                reasons.join("; ")
-            }));
-        }
-
-        // Bind each GPU's VM to its render-node file. A file the kernel refuses is closed and
-        // forgotten; a file it accepted is kept for the life of the process.
-        for (node, file) in &usable {
-            let gpu_id = node.gpu_id().unwrap_or_default();
-            let acquired = restarting(|| ioctls::acquire_vm(sys.as_ref(), kfd_fd, file.fd, gpu_id));
-            if let Err(err) = acquired {
-                let newly_opened = !state.render_files.contains_key(&gpu_id);
-                if newly_opened {
-                    let _ = sys.close(file.fd);
-                }
-                for (other_node, other) in &usable {
-                    let other_id = other_node.gpu_id().unwrap_or_default();
-                    if other_id != gpu_id && !state.render_files.contains_key(&other_id) {
-                        // Not bound yet either: close rather than leak.
-                        let _ = sys.close(other.fd);
-                    }
-                }
-                let op = if err.errno == crate::Errno::EBUSY {
-                    format!(
-                        "bind the VM of GPU {gpu_id:#x} to renderD{} (the GPU is bound to another \
-                         render-node file in this process: did another runtime open it?)",
-                        file.minor
-                    )
-                } else {
-                    format!("bind the VM of GPU {gpu_id:#x} to renderD{}", file.minor)
-                };
-                return Err(binding.ioctl_error(op, err));
-            }
-            state.render_files.insert(gpu_id, *file);
-        }
-
-        let apertures = restarting(|| ioctls::get_process_apertures(sys.as_ref(), kfd_fd))
-            .map_err(|e| binding.ioctl_error("read the process apertures", e))?;
-
-        let page_size = sys.page_size();
-        let mut gpus = Vec::with_capacity(usable.len());
-        for (node, file) in usable {
-            let gpu_id = node.gpu_id().unwrap_or_default();
-            let aperture = apertures
-                .iter()
-                .find(|a| a.gpu_id == gpu_id)
-                .copied()
-                .ok_or_else(|| {
-                    Error::Kernel(format!("no process apertures for GPU {gpu_id:#x}"))
-                })?;
-            let version = node.properties.gfx_version().map_err(|e| {
-                Error::Unsupported(format!("GPU {gpu_id:#x} (node {}): {e}", node.index))
-            })?;
-            restarting(|| {
-                ioctls::set_memory_policy(
-                    sys.as_ref(),
-                    kfd_fd,
-                    gpu_id,
-                    CachePolicy::NONCOHERENT,
-                    CachePolicy::COHERENT,
-                )
-            })
-            .map_err(|e| {
-                binding.ioctl_error(format!("set the memory policy of GPU {gpu_id:#x}"), e)
-            })?;
-            let cwsr = CwsrSizes::for_node(&node.properties, page_size as u64);
-            gpus.push(Gpu {
-                gpu_id,
-                version,
-                apertures: aperture,
-                render: file,
-                cwsr,
-                doorbell_slice_size: doorbell_slice_size(page_size),
-                doorbell_page: Mutex::new(None),
-                node,
-            });
-        }
-
-        // XNACK: query only (a negative mode asks); kernels without the ioctl leave it unknown.
-        let xnack = restarting(|| ioctls::set_xnack_mode(sys.as_ref(), kfd_fd, -1))
-            .map_or(XNACK_UNKNOWN, |mode| u8::from(mode != 0));
-
+        let (usable, hidden) =
+            step.open_render_nodes(&topology, options.render_nodes.as_ref(), &state)?;
+        step.bind_vms(&mut state, &usable)?;
+        let apertures = step.read_apertures()?;
+        let gpus = step.describe_gpus(usable, &apertures)?;
+        let xnack = step.query_xnack();
         if options.enable_runtime {
-            let capable = gpus.iter().all(|g| {
-                g.node
-                    .properties
-                    .capability()
-                    .contains(Capability::TRAP_DEBUG_FIRMWARE_SUPPORTED)
-            });
-            binding.enable_runtime(&mut state, capable);
+            binding.enable_runtime(&mut state, open_sequence::debugger_capable(&gpus));
         }
-
-        // The GPU VA range every GPU can use: buffers are placed at one address for all.
-        let lowest = gpus
-            .iter()
-            .map(|g| g.apertures.gpuvm_base)
-            .max()
-            .unwrap_or_default();
-        let highest = gpus
-            .iter()
-            .map(|g| g.apertures.gpuvm_limit)
-            .min()
-            .unwrap_or_default();
-        if lowest >= highest {
-            return Err(Error::Kernel(format!(
-                "the GPUs share no GPU VM aperture ({lowest:#x}..={highest:#x})"
-            )));
-        }
-
-        // The event page: made once per process, mapped on every GPU, handed to the kernel.
-        if state.event_page.is_none() {
-            let owner = &gpus[0];
-            state.event_page = Some(EventPage::allocate(
-                sys,
-                kfd_fd,
-                owner.gpu_id,
-                owner.render.fd,
-                lowest,
-                highest,
-            )?);
-        }
-        let gpu_ids: Vec<u32> = gpus.iter().map(|g| g.gpu_id).collect();
-        let (event_page_address, event_page_handle) = {
-            let page = state
-                .event_page
-                .as_mut()
-                .ok_or_else(|| Error::Kernel("event page missing".to_owned()))?;
-            page.map_on(sys.as_ref(), kfd_fd, &gpu_ids)?;
-            page.register(sys.as_ref(), kfd_fd)?;
-            (page.address(), page.handle())
-        };
+        let (lowest, highest) = open_sequence::shared_gpuvm_range(&gpus)?;
+        let (event_page_address, event_page_handle) =
+            step.event_page(&mut state, &gpus, (lowest, highest))?;
 
         let kfd = Arc::new(Self {
             address_space: AddressSpace::new(Arc::clone(sys), lowest, highest),
@@ -407,7 +124,7 @@ impl Kfd {
             live: LiveCounters::default(),
             drop_errors: Mutex::new(Vec::new()),
         });
-        state.open = Arc::downgrade(&kfd);
+        state.open.set(&kfd);
         Ok(kfd)
     }
 
@@ -445,7 +162,7 @@ impl Kfd {
     pub fn gpu(&self, gpu_id: u32) -> Result<&Gpu> {
         self.gpus
             .iter()
-            .find(|g| g.gpu_id == gpu_id)
+            .find(|g| g.gpu_id() == gpu_id)
             .ok_or(Error::NoSuchGpu(gpu_id))
     }
 

@@ -2,7 +2,6 @@
 //! segments, dynamic section, symbols, relocations, metadata, kernel descriptors), so that
 //! [`CodeObject::load`] is a copy plus arithmetic.
 
-use std::hash::BuildHasher as _;
 use std::sync::Arc;
 
 use object::LittleEndian as LE;
@@ -14,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::global_symbol::{FunctionSymbol, VariableSymbol};
 use crate::hash::{GnuHashTable, SysvHashTable};
 use crate::image::LoadedImage;
+use crate::image_info::{ImageInfo, NameIndex, SymbolRef};
 use crate::implicit_args;
 use crate::kernel::{KernelSymbol, PRELOAD_PROLOGUE_SIZE};
 use crate::kernel_descriptor::{KERNEL_DESCRIPTOR_ALIGN, KERNEL_ENTRY_ALIGN, KernelDescriptor};
@@ -26,39 +26,6 @@ use crate::symbol::{
 };
 use crate::target::TargetId;
 
-/// What a name finds in a code object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SymbolRef {
-    Kernel(u32),
-    Variable(u32),
-    Function(u32),
-}
-
-/// Everything a loaded image needs, owned and shared between the code object and its images.
-#[derive(Debug)]
-pub(crate) struct Info {
-    pub version: CodeObjectVersion,
-    pub target: TargetId,
-    pub layout: ImageLayout,
-    pub kernels: Vec<KernelSymbol>,
-    pub variables: Vec<VariableSymbol>,
-    pub functions: Vec<FunctionSymbol>,
-    pub by_name: NameIndex,
-    /// The metadata without its kernels (those are in `kernels`).
-    pub metadata: Option<Metadata>,
-}
-
-impl Info {
-    pub fn lookup(&self, name: &str) -> Option<SymbolRef> {
-        let names = Names {
-            kernels: &self.kernels,
-            variables: &self.variables,
-            functions: &self.functions,
-        };
-        self.by_name.get(&names, name)
-    }
-}
-
 /// A validated AMDGPU HSA code object (V4, V5 or V6), borrowing the file's bytes.
 #[derive(Debug, Clone)]
 pub struct CodeObject<'data> {
@@ -70,7 +37,7 @@ pub struct CodeObject<'data> {
     relocations: RelocationPlan,
     sysv_hash: Option<&'data [u8]>,
     gnu_hash: Option<&'data [u8]>,
-    info: Arc<Info>,
+    info: Arc<ImageInfo>,
 }
 
 impl<'data> CodeObject<'data> {
@@ -135,7 +102,7 @@ impl<'data> CodeObject<'data> {
         }
         let (variables, functions) = find_globals(&dynamic_symbols, &static_symbols, &kernels);
         let by_name = NameIndex::build(&kernels, &variables, &functions);
-        let info = Info {
+        let info = ImageInfo {
             version,
             target,
             layout,
@@ -765,113 +732,4 @@ fn find_globals(
 /// Whether `name` is a kernel descriptor's (`*.kd`; symbol names are case-sensitive).
 fn is_descriptor_name(name: &str) -> bool {
     name.strip_suffix(".kd").is_some()
-}
-
-/// Which of an entity's names an index entry is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum NameOf {
-    /// A kernel's link name, a variable's or a function's name.
-    Plain,
-    /// A kernel's descriptor symbol (`name.kd`).
-    Descriptor,
-    /// A kernel's metadata `.name`.
-    Source,
-}
-
-/// Name lookup in O(1) without copying the names: a hash table of (entity, which name) entries
-/// whose names are read from the entities themselves. The first claim on a name wins: kernels
-/// (link name, `.kd` name, metadata name), then exported variables and functions, then local
-/// ones.
-#[derive(Debug, Default)]
-pub(crate) struct NameIndex {
-    hasher: hashbrown::DefaultHashBuilder,
-    table: hashbrown::HashTable<(SymbolRef, NameOf)>,
-}
-
-impl NameIndex {
-    fn build(
-        kernels: &[KernelSymbol],
-        variables: &[VariableSymbol],
-        functions: &[FunctionSymbol],
-    ) -> Self {
-        let mut index = Self {
-            hasher: hashbrown::DefaultHashBuilder::default(),
-            table: hashbrown::HashTable::with_capacity(
-                kernels.len() * 3 + variables.len() + functions.len(),
-            ),
-        };
-        let names = Names {
-            kernels,
-            variables,
-            functions,
-        };
-        for i in 0..kernels.len() {
-            let r = SymbolRef::Kernel(i as u32);
-            for which in [NameOf::Plain, NameOf::Descriptor, NameOf::Source] {
-                index.insert(&names, r, which);
-            }
-        }
-        for exported in [true, false] {
-            for (i, v) in variables.iter().enumerate() {
-                if v.exported == exported {
-                    index.insert(&names, SymbolRef::Variable(i as u32), NameOf::Plain);
-                }
-            }
-            for (i, f) in functions.iter().enumerate() {
-                if f.exported == exported {
-                    index.insert(&names, SymbolRef::Function(i as u32), NameOf::Plain);
-                }
-            }
-        }
-        index
-    }
-
-    fn insert(&mut self, names: &Names<'_>, r: SymbolRef, which: NameOf) {
-        let Some(name) = names.get(r, which) else {
-            return;
-        };
-        let hasher = &self.hasher;
-        let hash = hasher.hash_one(name);
-        let entry = self.table.entry(
-            hash,
-            |&(other, other_which)| names.get(other, other_which) == Some(name),
-            |&(other, other_which)| {
-                hasher.hash_one(names.get(other, other_which).unwrap_or_default())
-            },
-        );
-        if let hashbrown::hash_table::Entry::Vacant(slot) = entry {
-            slot.insert((r, which));
-        }
-    }
-
-    pub(crate) fn get(&self, names: &Names<'_>, name: &str) -> Option<SymbolRef> {
-        let hash = self.hasher.hash_one(name);
-        self.table
-            .find(hash, |&(r, which)| names.get(r, which) == Some(name))
-            .map(|&(r, _)| r)
-    }
-}
-
-/// The entities whose names a [`NameIndex`] refers to.
-pub(crate) struct Names<'a> {
-    pub kernels: &'a [KernelSymbol],
-    pub variables: &'a [VariableSymbol],
-    pub functions: &'a [FunctionSymbol],
-}
-
-impl Names<'_> {
-    fn get(&self, r: SymbolRef, which: NameOf) -> Option<&str> {
-        match (r, which) {
-            (SymbolRef::Kernel(i), NameOf::Plain) => Some(&self.kernels[i as usize].name),
-            (SymbolRef::Kernel(i), NameOf::Descriptor) => {
-                Some(&self.kernels[i as usize].descriptor_symbol)
-            }
-            (SymbolRef::Kernel(i), NameOf::Source) => self.kernels[i as usize]
-                .metadata
-                .as_ref()
-                .map(|m| m.name.as_str()),
-            (SymbolRef::Variable(i), _) => Some(&self.variables[i as usize].name),
-            (SymbolRef::Function(i), _) => Some(&self.functions[i as usize].name),
-        }
-    }
 }

@@ -1,8 +1,6 @@
 //! The loader's one error type. Every variant names what is wrong, so that a hostile or broken
 //! code object is refused with a message a person can act on.
 
-use crate::target::TargetId;
-
 /// Everything that can go wrong while reading, placing or resolving a code object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -113,10 +111,10 @@ pub enum Error {
     /// A code object built for one target cannot run on an agent.
     #[error("code object for {code} cannot run on {agent}: {reason}")]
     Incompatible {
-        /// The code object's target.
-        code: Box<TargetId>,
-        /// The agent's target.
-        agent: Box<TargetId>,
+        /// The code object's target id (`gfx90a:xnack-`), as [`crate::TargetId`] displays it.
+        code: String,
+        /// The agent's target id.
+        agent: String,
         /// Why not.
         reason: &'static str,
     },

@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::code_object::{Info, SymbolRef};
 use crate::elf_file::CodeObjectVersion;
 use crate::error::{Error, Result};
 use crate::global_symbol::{Function, Variable};
+use crate::image_info::{ImageInfo, SymbolRef};
 use crate::kernel::Kernel;
 use crate::relocation::ExternalSymbols;
 use crate::target::TargetId;
@@ -17,12 +17,12 @@ use crate::target::TargetId;
 /// into holds the image (which the caller owns).
 #[derive(Debug, Clone)]
 pub struct LoadedImage {
-    info: Arc<Info>,
+    info: Arc<ImageInfo>,
     base: u64,
 }
 
 impl LoadedImage {
-    pub(crate) fn new(info: Arc<Info>, base: u64) -> Self {
+    pub(crate) fn new(info: Arc<ImageInfo>, base: u64) -> Self {
         Self { info, base }
     }
 

@@ -33,6 +33,7 @@ pub mod error;
 pub mod global_symbol;
 pub mod hash;
 pub mod image;
+mod image_info;
 pub mod implicit_args;
 pub mod kernel;
 pub mod kernel_descriptor;

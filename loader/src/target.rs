@@ -434,8 +434,8 @@ impl TargetId {
     /// "any" matches only code that is "any" as well).
     pub fn runs_on(&self, agent: &TargetId) -> Result<()> {
         let incompatible = |reason: &'static str| Error::Incompatible {
-            code: Box::new(*self),
-            agent: Box::new(*agent),
+            code: self.to_string(),
+            agent: agent.to_string(),
             reason,
         };
         if agent.processor.is_generic {

@@ -9,12 +9,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::cp::CommandProcessorEngine;
-use crate::dispatch::ShaderCore;
 use crate::error::SimError;
-use crate::queue::QueueEngine;
-use crate::shader::Gfx9ShaderCore;
-use crate::target::GfxTarget;
+use crate::gpu::cp::CommandProcessorEngine;
+use crate::gpu::dispatch::ShaderCore;
+use crate::gpu::queue::QueueEngine;
+use crate::gpu::shader::Gfx9ShaderCore;
+use crate::gpu::target::GfxTarget;
 
 /// `AMDGPU_FAMILY_AI`: every GFX9 part, including GC 9.4.2 (MI210) and 9.4.3 (MI300X).
 ///

@@ -6,20 +6,32 @@
 //! (AQL packet processing, signals, interrupts, timestamps, queue errors) and a shader core that
 //! executes real AMDGPU machine code.
 //!
-//! The kernel-driver model:
+//! The tree has two halves and what joins them:
+//! - `driver/`, the kernel-driver model: amdkfd and the render node (`kfd_ioctl`: the ioctl
+//!   table; `render_node`; `mmap`; `files`; `cpu_mappings`), the machine-wide kernel state
+//!   (`kernel`, `shared`), per-process state (`process/`: memory, queues, doorbells, events,
+//!   interrupts), the sysfs topology, memory and its accounting, the fork gate and fault
+//!   injection;
+//! - `gpu/`, the GPU: the command processor ([`cp`]: the packet processor, one thread per AQL
+//!   queue), the shader core ([`shader`]: decoder, VALU and the rest of the ISA), the clock,
+//!   the inert stand-ins, and the contracts between the halves;
+//! - at the top: [`Machine`] (a simulated host with its GPUs), [`default_machine()`], the
+//!   [`MachineConfig`], the error type, and the in-process way in (the [`kfd::Sys`]
+//!   implementation of [`Machine`]).
+//!
+//! **Rule:** no module of `gpu/` imports one of `driver/`. The driver model reaches the GPU
+//! only through the contracts: [`queue`] (what the driver asks of a queue engine),
+//! [`dispatch`] (what the command processor asks of a shader core), [`vm`] (GPU virtual memory
+//! as the device sees it, and the span cache both translate through), [`target`] (the ISA
+//! targets) and [`clock`] (the GPU timestamp counter). `sim/tests/architecture.rs` checks both
+//! rules, and that no two modules import each other, from the `use` lines.
+//!
+//! The kernel-driver model's public face:
 //! - [`Machine`]: a simulated host with its GPUs, built from a [`MachineConfig`] (presets
 //!   [`MachineConfig::mi210`], [`MachineConfig::mi300x`], [`MachineConfig::mi210_hive`],
 //!   [`MachineConfig::mi300x_platform`] and knobs); it implements [`kfd::Sys`];
 //! - [`default_machine`]: the process-wide machine;
 //! - [`FaultInjection`], [`ResourceCounts`]: fault injection and leak accounting for tests.
-//!
-//! The modules below are the contracts between the simulator's parts:
-//! - [`target`]: the simulated ISA targets;
-//! - [`clock`]: the GPU timestamp counter;
-//! - [`vm`]: GPU virtual memory as the device sees it, and the span cache (TLB) the command
-//!   processor and the shader core both translate through;
-//! - [`dispatch`]: what the command processor asks of the shader core;
-//! - [`queue`]: what the kernel-driver model asks of the command processor.
 //!
 //! [`shader`] is the shader core behind [`dispatch::ShaderCore`].
 //! [`cp`] is the command processor, [`cp::CommandProcessorEngine`]: one thread per AQL queue;
@@ -29,7 +41,7 @@
 //! the opposite: a GPU VM over plain host memory for running the command processor or the
 //! shader core without the driver model.
 //!
-//! `unsafe` lives in [`host_memory`](crate) (mappings of the simulator's memory), the fork gate
+//! `unsafe` lives in `driver/host_memory` (mappings of the simulator's memory), the fork gate
 //! (`pthread_atfork`), the file table (borrowing fd numbers for `fstat`), the `Sys`
 //! implementation (forwarding host calls to [`kfd::Linux`]), the command processor's device
 //! memory access (atomics on translated GPU addresses), the shader core's
@@ -37,43 +49,22 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod clock;
-pub mod cp;
-pub mod dispatch;
-pub mod host_vm;
-pub mod queue;
-pub mod shader;
-pub mod target;
-pub mod vm;
+mod driver;
+mod gpu;
 
-mod accounting;
 pub mod config;
-mod cpu_mappings;
-pub mod cwsr;
 mod default_machine;
-mod device;
 mod error;
-mod files;
-mod fork_gate;
-mod gem;
-mod gpu_vm;
-mod host_memory;
-mod inert;
-mod injection;
-mod kfd_ioctl;
 mod machine;
-mod mmap;
-mod process;
-mod render_node;
 mod sys_impl;
-mod topology;
-mod user_memory;
 
 pub use config::{CacheConfig, GpuConfig, MachineConfig, NEWEST_KFD_MINOR_VERSION};
 pub use default_machine::{SIM_MACHINE_ENV, default_machine, preset};
-pub use device::CuLayout;
+pub use driver::cwsr;
+pub use driver::device::CuLayout;
+pub use driver::injection::FaultInjection;
+pub use driver::topology::{CLASS_TOPOLOGY_ROOT, TOPOLOGY_ROOT};
 pub use error::SimError;
-pub use inert::{InertQueueEngine, InertShaderCore};
-pub use injection::FaultInjection;
+pub use gpu::inert::{InertQueueEngine, InertShaderCore};
+pub use gpu::{clock, cp, dispatch, host_vm, queue, shader, target, vm};
 pub use machine::{GpuInfo, Machine, ResetCause, ResourceCounts};
-pub use topology::{CLASS_TOPOLOGY_ROOT, TOPOLOGY_ROOT};

@@ -4,104 +4,31 @@
 //! process-wide one `Device::open()` uses when no GPU exists. Idle machines use no CPU: the
 //! driver model has no threads of its own, and the queue engine parks idle processors.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use kfd::abi::{HwExceptionData, MemoryExceptionData, MemoryExceptionFailure};
 
-use crate::accounting::SystemPool;
 use crate::config::MachineConfig;
-use crate::cpu_mappings::CpuMappings;
-use crate::device::{Device, FIRST_SIMD_ID_BASE};
-use crate::dispatch::InterruptSink;
+use crate::driver::accounting::SystemPool;
+use crate::driver::device::{Device, FIRST_SIMD_ID_BASE};
+use crate::driver::fork_gate;
+use crate::driver::host_memory::MemoryFile;
+use crate::driver::injection::FaultInjection;
+use crate::driver::kernel::Kernel;
+use crate::driver::process::Process;
+use crate::driver::shared::Shared;
+use crate::driver::topology::Topology;
 use crate::error::SimError;
-use crate::files::FileTable;
-use crate::fork_gate::{self, TableMutex};
-use crate::host_memory::MemoryFile;
-use crate::injection::FaultInjection;
-use crate::process::Process;
-use crate::queue::QueueEngine;
-use crate::topology::Topology;
-use crate::vm::{GpuVm, MemoryFault};
+use crate::gpu::dispatch::InterruptSink;
+use crate::gpu::vm::{GpuVm, MemoryFault};
 
 static NEXT_MACHINE_ID: AtomicU64 = AtomicU64::new(1);
-
-/// What every process of a machine shares.
-pub(crate) struct Shared {
-    pub id: u64,
-    pub devices: Vec<Arc<Device>>,
-    pub memory: Arc<MemoryFile>,
-    pub system: Arc<SystemPool>,
-    pub engine: Arc<dyn QueueEngine>,
-    pub injection: FaultInjection,
-    pub kfd_minor: u32,
-    pub description: String,
-}
-
-/// The machine behind the handles.
-pub(crate) struct MachineInner {
-    pub shared: Arc<Shared>,
-    pub topology: Topology,
-    pub files: FileTable,
-    pub processes: TableMutex<HashMap<i32, Arc<Process>>>,
-    pub cpu_mappings: CpuMappings,
-    /// The pid that built the machine: in a forked child, only the child's own process is
-    /// touched (another process' locks may have been held at the fork).
-    creator_pid: i32,
-}
-
-impl MachineInner {
-    /// The KFD process of `pid`, if it has opened `/dev/kfd`.
-    pub(crate) fn process_by_pid(&self, pid: i32) -> Option<Arc<Process>> {
-        self.processes.lock().get(&pid).cloned()
-    }
-
-    /// The KFD process of the caller, created on first open (`kfd_create_process`).
-    pub(crate) fn process_for_open(&self, pid: i32) -> Arc<Process> {
-        let mut processes = self.processes.lock();
-        if let Some(p) = processes.get(&pid).filter(|p| !p.has_exited()) {
-            return p.clone();
-        }
-        let process = Process::new(pid, self.shared.clone());
-        processes.insert(pid, process.clone());
-        process
-    }
-
-    /// Processes this (possibly forked) process may touch.
-    fn touchable_processes(&self) -> Vec<Arc<Process>> {
-        let me = nix::unistd::getpid().as_raw();
-        let processes = self.processes.lock();
-        processes
-            .values()
-            .filter(|p| me == self.creator_pid || p.pid == me)
-            .cloned()
-            .collect()
-    }
-}
-
-impl Drop for MachineInner {
-    fn drop(&mut self) {
-        let processes: Vec<Arc<Process>> = self.processes.lock().drain().map(|(_, p)| p).collect();
-        let me = nix::unistd::getpid().as_raw();
-        for process in processes {
-            if me == self.creator_pid || process.pid == me {
-                process.exit();
-            } else {
-                // Another process' state in a forked child: its processor threads do not
-                // exist here and its locks may be held; leave it alone.
-                std::mem::forget(process);
-            }
-        }
-        drop(self.cpu_mappings.clear());
-        drop(self.files.clear());
-    }
-}
 
 /// A simulated machine: a cheap handle, `Clone`, usable as a [`kfd::Sys`].
 #[derive(Clone)]
 pub struct Machine {
-    pub(crate) inner: Arc<MachineInner>,
+    pub(crate) inner: Arc<Kernel>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -150,7 +77,7 @@ pub struct GpuInfo {
     /// Render node minor (`/dev/dri/renderD<minor>`).
     pub render_minor: u32,
     /// The ISA.
-    pub target: crate::target::GfxTarget,
+    pub target: crate::gpu::target::GfxTarget,
     /// Active CUs.
     pub compute_units: u32,
     /// XCCs.
@@ -158,7 +85,7 @@ pub struct GpuInfo {
     /// VRAM bytes.
     pub vram_bytes: u64,
     /// The queue buffer sizes CREATE_QUEUE demands.
-    pub queue_buffers: crate::cwsr::QueueBufferSizes,
+    pub queue_buffers: crate::driver::cwsr::QueueBufferSizes,
     /// Queues one process may create on this GPU.
     pub max_queues_per_process: u32,
 }
@@ -210,14 +137,7 @@ impl Machine {
             description,
         });
         Ok(Self {
-            inner: Arc::new(MachineInner {
-                shared,
-                topology,
-                files: FileTable::new(),
-                processes: TableMutex::new(HashMap::new()),
-                cpu_mappings: CpuMappings::default(),
-                creator_pid: nix::unistd::getpid().as_raw(),
-            }),
+            inner: Arc::new(Kernel::new(shared, topology)),
         })
     }
 

@@ -15,12 +15,12 @@ use kfd::ioctl::Opcode;
 use kfd::sys::{Backend, MapFlags, MmapAdvise, OFlag, ProtFlags, Sys};
 use kfd::{Errno, Linux};
 
-use crate::files::FileKind;
-use crate::kfd_ioctl::kfd_ioctl;
+use crate::driver::files::FileKind;
+use crate::driver::kfd_ioctl::kfd_ioctl;
+use crate::driver::mmap::{MmapRequest, kfd_mmap, render_mmap};
+use crate::driver::render_node::drm_ioctl;
+use crate::driver::topology::{Entry, SysfsPath, classify};
 use crate::machine::Machine;
-use crate::mmap::{MmapRequest, kfd_mmap, render_mmap};
-use crate::render_node::drm_ioctl;
-use crate::topology::{Entry, SysfsPath, classify};
 
 /// What an `open` path names.
 enum DevicePath {

@@ -1,0 +1,509 @@
+//! User-mode queues: CREATE_QUEUE, DESTROY_QUEUE, UPDATE_QUEUE, SET_CU_MASK,
+//! GET_QUEUE_WAVE_STATE and ALLOC_QUEUE_GWS, with the argument checks of
+//! `set_queue_properties_from_user`, the buffer checks of `kfd_queue_acquire_buffers` and the
+//! limits of `pqm_create_queue` (kfd.md §5, §10, §11.1–3, §11.5).
+//!
+//! AQL compute queues get a command processor from the machine's [`QueueEngine`]; PM4 and SDMA
+//! queues are created, counted and destroyed like the kernel's but nothing executes them (the
+//! simulator models no PM4 engine and no SDMA engine).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use kfd::Errno;
+use kfd::abi::mmap_offset::{DOORBELL_SIZE, DOORBELL_SLICE_SIZE, MmapType, encode};
+use kfd::abi::{
+    CreateQueueArgs, GetQueueWaveStateArgs, KFD_MAX_QUEUE_PERCENTAGE, KFD_MAX_QUEUE_PRIORITY,
+    KFD_MIN_QUEUE_RING_SIZE, QueueType, SetCuMaskArgs, UpdateQueueArgs,
+};
+
+use super::doorbell::{QueueRunner, allocate_index, release_index};
+use super::memory::adjust_queue_refs;
+use super::{Pdd, Process, lowest_free};
+use crate::driver::device::Device;
+use crate::driver::gpu_vm::BoKey;
+use crate::driver::user_memory;
+use crate::gpu::queue::QueueSpec;
+
+/// `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS`: queue ids are slots of a per-process bitmap this big.
+const MAX_QUEUES_PER_PROCESS: u32 = 1024;
+/// The end of the user address space (`TASK_SIZE_MAX` for 4-level paging on x86-64), which
+/// `access_ok` checks against.
+const USER_ADDRESS_END: u64 = 0x7FFF_FFFF_F000;
+
+/// What kind of queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QueueKind {
+    ComputeAql,
+    ComputePm4,
+    Sdma,
+    SdmaXgmi,
+    SdmaByEngine,
+}
+
+impl QueueKind {
+    fn is_compute(self) -> bool {
+        matches!(self, Self::ComputeAql | Self::ComputePm4)
+    }
+
+    /// The engines an SDMA queue of this kind takes a slot on.
+    fn sdma_engines(self) -> Option<SdmaEngines> {
+        match self {
+            Self::Sdma | Self::SdmaByEngine => Some(SdmaEngines::Pcie),
+            Self::SdmaXgmi => Some(SdmaEngines::Xgmi),
+            Self::ComputeAql | Self::ComputePm4 => None,
+        }
+    }
+}
+
+/// The two kinds of SDMA engine, each with its own queue slots per device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SdmaEngines {
+    Pcie,
+    Xgmi,
+}
+
+/// Take a queue slot on the device's `engines` (`allocate_sdma_queue`): ENOMEM when every
+/// queue of every such engine is in use.
+fn claim_sdma_slot(device: &Device, engines: SdmaEngines) -> Result<(), Errno> {
+    let mut slots = device.sdma.lock();
+    let (used, engine_count) = match engines {
+        SdmaEngines::Pcie => (&mut slots.pcie_used, device.config.sdma_engines),
+        SdmaEngines::Xgmi => (&mut slots.xgmi_used, device.config.sdma_xgmi_engines),
+    };
+    if *used >= engine_count * device.config.sdma_queues_per_engine {
+        return Err(Errno::ENOMEM);
+    }
+    *used += 1;
+    Ok(())
+}
+
+/// Give a slot taken by [`claim_sdma_slot`] back.
+fn release_sdma_slot(device: &Device, engines: SdmaEngines) {
+    let mut slots = device.sdma.lock();
+    let used = match engines {
+        SdmaEngines::Pcie => &mut slots.pcie_used,
+        SdmaEngines::Xgmi => &mut slots.xgmi_used,
+    };
+    *used = used.saturating_sub(1);
+}
+
+/// One queue.
+pub(crate) struct Queue {
+    pub device: usize,
+    pub kind: QueueKind,
+    pub ring_va: u64,
+    pub ring_size: u64,
+    pub percentage: u32,
+    pub priority: u32,
+    pub doorbell_index: u32,
+    /// BO mappings the queue holds (`kfd_queue_acquire_buffers`): they cannot be unmapped.
+    buffers: Vec<BoKey>,
+    runner: Option<Arc<QueueRunner>>,
+    pub cu_mask: Vec<u32>,
+    /// `ctl_stack_size` and `ctx_save_restore_size` as CREATE_QUEUE got them (the MQD's
+    /// control-stack size and the per-XCC stride of the save area).
+    ctl_stack_size: u32,
+    cwsr_area_size: u32,
+    /// DESTROY_QUEUE is stopping the processor; the queue is gone for every other ioctl.
+    destroying: bool,
+}
+
+impl Queue {
+    /// QUEUE_IS_ACTIVE: a ring, a size and a non-zero percentage.
+    fn is_active(&self) -> bool {
+        self.ring_va != 0 && self.ring_size != 0 && self.percentage > 0
+    }
+
+    /// The percentage the command processor runs with (0 while inactive or evicted).
+    fn effective_percentage(&self, evicted: bool) -> u32 {
+        if self.is_active() && !evicted {
+            self.percentage
+        } else {
+            0
+        }
+    }
+
+    /// The processor, to stop it (process teardown).
+    pub(crate) fn into_runner(self) -> Option<Arc<QueueRunner>> {
+        self.runner
+    }
+}
+
+fn access_ok(address: u64, len: u64) -> bool {
+    address
+        .checked_add(len)
+        .is_some_and(|end| end <= USER_ADDRESS_END)
+}
+
+/// The checks CREATE_QUEUE and UPDATE_QUEUE share, in the kernel's order (it repeats them in
+/// `set_queue_properties_from_user` and `kfd_ioctl_update_queue`): the percentage in bits 7:0,
+/// the priority, the ring's address, a ring size that is a power of two or 0. A smaller ring
+/// than `KFD_MIN_QUEUE_RING_SIZE` is raised to it in place (and copied back to the caller).
+fn check_share_and_ring(
+    percentage: u32,
+    priority: u32,
+    ring_base_address: u64,
+    ring_size: &mut u32,
+) -> Result<(), Errno> {
+    if percentage & 0xFF > KFD_MAX_QUEUE_PERCENTAGE || priority > KFD_MAX_QUEUE_PRIORITY {
+        return Err(Errno::EINVAL);
+    }
+    if ring_base_address != 0 && !access_ok(ring_base_address, 8) {
+        return Err(Errno::EFAULT);
+    }
+    if !ring_size.is_power_of_two() && *ring_size != 0 {
+        return Err(Errno::EINVAL);
+    }
+    *ring_size = (*ring_size).max(KFD_MIN_QUEUE_RING_SIZE);
+    Ok(())
+}
+
+/// The properties CREATE_QUEUE validates before looking at the GPU
+/// (`set_queue_properties_from_user`).
+fn validate_create_args(args: &mut CreateQueueArgs, kfd_minor: u32) -> Result<QueueKind, Errno> {
+    check_share_and_ring(
+        args.queue_percentage,
+        args.queue_priority,
+        args.ring_base_address,
+        &mut args.ring_size,
+    )?;
+    if !access_ok(args.read_pointer_address, 4) || !access_ok(args.write_pointer_address, 4) {
+        return Err(Errno::EFAULT);
+    }
+    if args.eop_buffer_address != 0 && !access_ok(args.eop_buffer_address, 4) {
+        return Err(Errno::EFAULT);
+    }
+    if args.ctx_save_restore_address != 0 && !access_ok(args.ctx_save_restore_address, 4) {
+        return Err(Errno::EFAULT);
+    }
+    match QueueType(args.queue_type) {
+        QueueType::COMPUTE_AQL => Ok(QueueKind::ComputeAql),
+        QueueType::COMPUTE => Ok(QueueKind::ComputePm4),
+        QueueType::SDMA => Ok(QueueKind::Sdma),
+        QueueType::SDMA_XGMI => Ok(QueueKind::SdmaXgmi),
+        QueueType::SDMA_BY_ENG_ID if kfd_minor >= 17 => Ok(QueueKind::SdmaByEngine),
+        _ => Err(Errno::ENOTSUPP),
+    }
+}
+
+/// `kfd_queue_acquire_buffers`: the BO mappings the queue's buffers must be.
+fn acquire_buffers(
+    pdd: &Pdd,
+    args: &CreateQueueArgs,
+    kind: QueueKind,
+) -> Result<Vec<BoKey>, Errno> {
+    let page = 4096;
+    let mut buffers = vec![
+        pdd.queue_buffer(args.write_pointer_address, page)?,
+        pdd.queue_buffer(args.read_pointer_address, page)?,
+        pdd.queue_buffer(args.ring_base_address, u64::from(args.ring_size))?,
+    ];
+    if !kind.is_compute() {
+        return Ok(buffers);
+    }
+    let sizes = pdd.device.sizes;
+    if args.eop_buffer_address != 0 {
+        if args.eop_buffer_size != u64::from(sizes.eop_buffer_size) {
+            return Err(Errno::EINVAL);
+        }
+        buffers.push(pdd.queue_buffer(args.eop_buffer_address, args.eop_buffer_size)?);
+    }
+    if args.ctl_stack_size != sizes.ctl_stack_size {
+        return Err(Errno::EINVAL);
+    }
+    if args.ctx_save_restore_size < sizes.cwsr_size {
+        return Err(Errno::EINVAL);
+    }
+    let total = sizes
+        .cwsr_mapping_size(args.ctx_save_restore_size)
+        .ok_or(Errno::EINVAL)?;
+    // The SVM fallback (a GPU_ALWAYS_MAPPED range) does not exist in the simulator.
+    buffers.push(pdd.queue_buffer(args.ctx_save_restore_address, u64::from(total))?);
+    Ok(buffers)
+}
+
+impl Process {
+    /// CREATE_QUEUE.
+    pub(crate) fn create_queue(&self, args: &mut CreateQueueArgs) -> Result<(), Errno> {
+        let kind = validate_create_args(args, self.shared.kfd_minor)?;
+        let mut state = self.state();
+        let index = self.device_index(args.gpu_id).ok_or(Errno::EINVAL)?;
+        let pdd = &mut state.pdds[index];
+        if !pdd.bound() {
+            return Err(Errno::ESRCH);
+        }
+        let device = pdd.device.clone();
+        if kind == QueueKind::SdmaByEngine {
+            let max = device.config.sdma_engines + device.config.sdma_xgmi_engines;
+            if args.sdma_engine_id >= max {
+                return Err(Errno::EINVAL);
+            }
+        }
+        let slice = pdd.doorbell_slice(&self.shared.memory)?;
+        let buffers = acquire_buffers(pdd, args, kind)?;
+        // pqm_create_queue.
+        if pdd.queue_count >= device.max_queues_per_process {
+            return Err(Errno::ENOSPC);
+        }
+        let queue_id = lowest_free(&state.queues, 0)
+            .filter(|&id| id < MAX_QUEUES_PER_PROCESS)
+            .ok_or(Errno::ENOMEM)?;
+        let sdma = kind.sdma_engines();
+        if let Some(engines) = sdma {
+            claim_sdma_slot(&device, engines)?;
+        }
+        let pdd = &mut state.pdds[index];
+        let doorbell_index = match allocate_index(&mut pdd.doorbell_bitmap) {
+            Ok(i) => i,
+            Err(e) => {
+                if let Some(engines) = sdma {
+                    release_sdma_slot(&device, engines);
+                }
+                return Err(e);
+            }
+        };
+        let evicted = pdd.evicted;
+        let mut queue = Queue {
+            device: index,
+            kind,
+            ring_va: args.ring_base_address,
+            ring_size: u64::from(args.ring_size),
+            percentage: args.queue_percentage & 0xFF,
+            priority: args.queue_priority,
+            doorbell_index,
+            buffers,
+            runner: None,
+            cu_mask: Vec::new(),
+            ctl_stack_size: args.ctl_stack_size,
+            cwsr_area_size: args.ctx_save_restore_size,
+            destroying: false,
+        };
+        if kind == QueueKind::ComputeAql {
+            let spec = QueueSpec {
+                queue_id,
+                gpu_id: device.gpu_id,
+                target: device.target(),
+                lds_bytes_per_workgroup: device.lds_bytes_per_workgroup(),
+                ring_va: queue.ring_va,
+                ring_bytes: queue.ring_size,
+                read_pointer_va: args.read_pointer_address,
+                write_pointer_va: args.write_pointer_address,
+                doorbell: slice.doorbell_ptr(doorbell_index),
+                percentage: queue.effective_percentage(evicted),
+                priority: queue.priority,
+                vm: pdd.vm.clone(),
+                interrupts: pdd.interrupts.clone(),
+                shader: device.config.shader.clone(),
+            };
+            // Starting a processor does not wait for it, so it may happen under the lock.
+            let runner = Arc::new(QueueRunner {
+                running: self.shared.engine.start(spec),
+            });
+            slice.attach(doorbell_index, runner.clone());
+            queue.runner = Some(runner);
+        }
+        pdd.queue_count += 1;
+        for key in queue.buffers.clone() {
+            adjust_queue_refs(&mut state.pdds, index, key, 1);
+        }
+        state.queues.insert(queue_id, queue);
+        self.counters.queues.fetch_add(1, Ordering::AcqRel);
+        drop(state);
+        args.queue_id = queue_id;
+        args.doorbell_offset = encode(
+            MmapType::Doorbell,
+            args.gpu_id,
+            (doorbell_index as usize * DOORBELL_SIZE % DOORBELL_SLICE_SIZE) as u64,
+        );
+        Ok(())
+    }
+
+    /// DESTROY_QUEUE: stops the processor (outside every lock), then releases the queue's
+    /// doorbell and buffers.
+    pub(crate) fn destroy_queue(&self, queue_id: u32) -> Result<(), Errno> {
+        let runner = {
+            let mut state = self.state();
+            let queue = state
+                .queues
+                .get_mut(&queue_id)
+                .filter(|q| !q.destroying)
+                .ok_or(Errno::EINVAL)?;
+            queue.destroying = true;
+            queue.runner.clone()
+        };
+        if let Some(runner) = &runner {
+            runner.stop();
+        }
+        let mut state = self.state();
+        let Some(queue) = state.queues.remove(&queue_id) else {
+            return Ok(());
+        };
+        let pdd = &mut state.pdds[queue.device];
+        pdd.queue_count = pdd.queue_count.saturating_sub(1);
+        release_index(&mut pdd.doorbell_bitmap, queue.doorbell_index);
+        if let Some(slice) = &pdd.doorbells {
+            slice.detach(queue.doorbell_index);
+        }
+        if let Some(engines) = queue.kind.sdma_engines() {
+            release_sdma_slot(&pdd.device, engines);
+        }
+        for key in &queue.buffers {
+            adjust_queue_refs(&mut state.pdds, queue.device, *key, -1);
+        }
+        self.counters.queues.fetch_sub(1, Ordering::AcqRel);
+        drop(state);
+        drop(runner);
+        Ok(())
+    }
+
+    /// UPDATE_QUEUE.
+    pub(crate) fn update_queue(&self, args: &mut UpdateQueueArgs) -> Result<(), Errno> {
+        check_share_and_ring(
+            args.queue_percentage,
+            args.queue_priority,
+            args.ring_base_address,
+            &mut args.ring_size,
+        )?;
+        let (runner, ring, size, percentage, priority) = {
+            let mut state = self.state();
+            let queue = state
+                .queues
+                .get(&args.queue_id)
+                .filter(|q| !q.destroying)
+                .ok_or(Errno::EFAULT)?;
+            let device = queue.device;
+            // A NULL ring disables the queue; otherwise the new ring must be a GPU mapping
+            // of exactly ring_size bytes (EFAULT, §11.5).
+            let new_ring = if args.ring_base_address != 0 {
+                let key = state.pdds[device]
+                    .queue_buffer(args.ring_base_address, u64::from(args.ring_size))
+                    .map_err(|_| Errno::EFAULT)?;
+                Some(key)
+            } else {
+                None
+            };
+            let evicted = state.pdds[device].evicted;
+            let queue = state.queues.get_mut(&args.queue_id).ok_or(Errno::EFAULT)?;
+            let mut swap = None;
+            if let Some(key) = new_ring {
+                // The ring is the third buffer (after wptr and rptr).
+                if let Some(old) = queue.buffers.get_mut(2) {
+                    swap = Some((*old, key));
+                    *old = key;
+                }
+            }
+            queue.ring_va = args.ring_base_address;
+            queue.ring_size = u64::from(args.ring_size);
+            queue.percentage = args.queue_percentage & 0xFF;
+            queue.priority = args.queue_priority;
+            let out = (
+                queue.runner.clone(),
+                queue.ring_va,
+                queue.ring_size,
+                queue.effective_percentage(evicted),
+                queue.priority,
+            );
+            if let Some((old, new)) = swap {
+                adjust_queue_refs(&mut state.pdds, device, new, 1);
+                adjust_queue_refs(&mut state.pdds, device, old, -1);
+            }
+            out
+        };
+        if let Some(runner) = runner {
+            runner.update(ring, size, percentage, priority);
+        }
+        Ok(())
+    }
+
+    /// SET_CU_MASK (recorded; the command-processor contract has no CU mask).
+    pub(crate) fn set_cu_mask(&self, args: &SetCuMaskArgs) -> Result<(), Errno> {
+        const MAX_CU_MASK_BITS: u32 = 1024;
+        if args.num_cu_mask % 32 != 0 || args.num_cu_mask == 0 {
+            return Err(Errno::EINVAL);
+        }
+        let bits = args.num_cu_mask.min(MAX_CU_MASK_BITS);
+        let raw = user_memory::read_bytes(args.cu_mask_ptr, (bits / 32 * 4) as usize)?;
+        let mask: Vec<u32> = raw
+            .chunks_exact(4)
+            .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let mut state = self.state();
+        let queue = state
+            .queues
+            .get_mut(&args.queue_id)
+            .filter(|q| !q.destroying)
+            .ok_or(Errno::EFAULT)?;
+        queue.cu_mask = mask;
+        Ok(())
+    }
+
+    /// GET_QUEUE_WAVE_STATE (`get_wave_state` of the DQM and the v9 MQD manager): only for a
+    /// compute queue that is not active (suspended, evicted or without a ring; an active
+    /// queue's MQD is the CP's, EINVAL). For each XCC the 16-byte `wave_state` part of
+    /// `kfd_context_save_area_header` goes to `ctl_stack_address` + XCC × the save-area size.
+    /// The simulator never saves waves, so every control stack is empty: its offset is the
+    /// control-stack size (the MQD's initial value) and both used sizes are 0.
+    pub(crate) fn get_queue_wave_state(
+        &self,
+        args: &mut GetQueueWaveStateArgs,
+    ) -> Result<(), Errno> {
+        let state = self.state();
+        let queue = state
+            .queues
+            .get(&args.queue_id)
+            .filter(|q| !q.destroying)
+            .ok_or(Errno::EFAULT)?;
+        let pdd = &state.pdds[queue.device];
+        if !queue.kind.is_compute() || queue.effective_percentage(pdd.evicted) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let offset = queue.ctl_stack_size;
+        // control_stack_offset, control_stack_size, wave_state_offset, wave_state_size.
+        let header = [offset, 0, offset, 0];
+        for xcc in 0..u64::from(pdd.device.sizes.xccs) {
+            let at = args
+                .ctl_stack_address
+                .wrapping_add(xcc * u64::from(queue.cwsr_area_size));
+            user_memory::write(at, &header)?;
+        }
+        args.ctl_stack_used_size = 0;
+        args.save_area_used_size = 0;
+        Ok(())
+    }
+
+    /// ALLOC_QUEUE_GWS: the simulated GPUs have no global wave sync resources.
+    pub(crate) fn alloc_queue_gws(&self, queue_id: u32) -> Result<(), Errno> {
+        let state = self.state();
+        state
+            .queues
+            .get(&queue_id)
+            .filter(|q| !q.destroying)
+            .ok_or(Errno::EINVAL)?;
+        Err(Errno::ENODEV)
+    }
+
+    /// Stop the queues of GPU `device` without destroying them (`kfd_dqm_evict_pasid`); they
+    /// stay stopped.
+    pub(crate) fn evict_queues(&self, device: usize) {
+        let runners: Vec<(Arc<QueueRunner>, u64, u64, u32)> = {
+            let mut state = self.state();
+            if let Some(pdd) = state.pdds.get_mut(device) {
+                pdd.evicted = true;
+            }
+            state
+                .queues
+                .values()
+                .filter(|q| q.device == device)
+                .filter_map(|q| {
+                    q.runner
+                        .clone()
+                        .map(|r| (r, q.ring_va, q.ring_size, q.priority))
+                })
+                .collect()
+        };
+        for (runner, ring, size, priority) in runners {
+            runner.update(ring, size, 0, priority);
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! The command processor: the part of the GPU that consumes AQL packets from user-mode queues
+//! (aql.md §7), modelled as one thread per queue.
+//!
+//! The kernel-driver model starts a queue through [`CommandProcessorEngine`] (a
+//! [`QueueEngine`](crate::gpu::queue::QueueEngine)) at CREATE_QUEUE and forwards doorbell writes,
+//! UPDATE_QUEUE and DESTROY_QUEUE to the [`RunningQueue`](crate::gpu::queue::RunningQueue) it gets
+//! back. The processor reads and writes queue memory (ring, indices, `amd_queue_t`, signals,
+//! event mailboxes) only through the process' [`GpuVm`](crate::gpu::vm::GpuVm), with atomic
+//! operations, so an unmapped ring or signal is a GPU memory fault, never a host crash.
+//!
+//! Modules, one concern each:
+//! - `wakeup`: doorbells, updates, stop, and parking without burning a core;
+//! - `device_memory`: atomic accesses through the GPU VM;
+//! - `ring`: write index, packet fetch, slot invalidation;
+//! - `queue_descriptor`: the `amd_queue_t` fields the CP reads;
+//! - `decode`: header checks and packet kinds;
+//! - `kernel_dispatch`: dispatch validation and the scratch check;
+//! - `barrier`: barrier-AND, barrier-OR and barrier-value conditions;
+//! - `pm4`: AMD vendor PM4 indirect buffers;
+//! - `fence`: acquire and release fences;
+//! - `signal`: completion signals, timestamps, mailboxes and interrupts;
+//! - [`queue_error`]: the errors posted to `queue_inactive_signal`;
+//! - `processor`: the per-queue loop that ties them together;
+//! - `engine`: the public engine and the handle the driver holds.
+
+mod barrier;
+mod decode;
+mod device_memory;
+mod engine;
+mod fence;
+mod kernel_dispatch;
+mod pm4;
+mod processor;
+mod queue_descriptor;
+pub mod queue_error;
+mod ring;
+mod signal;
+mod wakeup;
+
+pub use engine::CommandProcessorEngine;
+pub use queue_error::QueueError;

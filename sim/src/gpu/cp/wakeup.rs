@@ -1,0 +1,310 @@
+//! Doorbell wake-up: the state the kernel-driver model changes from outside a processor
+//! (doorbell values, UPDATE_QUEUE, DESTROY_QUEUE) and the parking that keeps an idle or waiting
+//! processor off the CPU.
+//!
+//! A processor takes a [`Ticket`] before it looks at queue memory and parks with it; any event
+//! that happened since (a doorbell, an update, a stop, a nudge) makes the park return at once,
+//! so a doorbell rung between "the ring looked empty" and "park" is never lost.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
+
+/// Where the ring is and whether the queue may run (CREATE_QUEUE, then UPDATE_QUEUE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct QueueConfig {
+    /// GPU address of the ring.
+    pub(crate) ring_va: u64,
+    /// Ring size in bytes.
+    pub(crate) ring_bytes: u64,
+    /// `queue_percentage`; 0 suspends the queue.
+    pub(crate) percentage: u32,
+    /// `queue_priority` (recorded; the model runs every queue on its own thread).
+    pub(crate) priority: u32,
+}
+
+impl QueueConfig {
+    /// Whether UPDATE_QUEUE suspended the queue. Bits 15:8 of the percentage select an XCC for
+    /// PM4 queues on multi-XCC parts (kfd.md §5.2); only the low byte is the percentage.
+    pub(crate) fn suspended(&self) -> bool {
+        self.percentage.trailing_zeros() >= 8
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    /// Counts every event that may let a parked processor make progress.
+    events: u64,
+    /// The highest doorbell value stored so far (a doorbell holds the index of the last packet
+    /// made ready), or `None` before the first doorbell.
+    doorbell: Option<u64>,
+    config: QueueConfig,
+    stop: bool,
+}
+
+/// The events a processor last saw; parking with a stale ticket returns immediately.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ticket(u64);
+
+/// Shared between a queue's processor thread, its [`RunningQueue`](crate::gpu::queue::RunningQueue)
+/// handle and the engine (which nudges processors waiting on memory).
+#[derive(Debug)]
+pub(crate) struct Control {
+    state: Mutex<State>,
+    wake: Condvar,
+    /// Set by DESTROY_QUEUE; the shader core polls it to abandon a running dispatch.
+    abort: AtomicBool,
+    /// Whether the processor is parked waiting for memory to change (a barrier dependency, a
+    /// barrier value, a halted queue's `queue_inactive_signal`), which other processors'
+    /// signal updates may satisfy.
+    polling_memory: AtomicBool,
+}
+
+impl Control {
+    /// Control for a queue created with `config`.
+    pub(crate) fn new(config: QueueConfig) -> Self {
+        Self {
+            state: Mutex::new(State {
+                events: 0,
+                doorbell: None,
+                config,
+                stop: false,
+            }),
+            wake: Condvar::new(),
+            abort: AtomicBool::new(false),
+            polling_memory: AtomicBool::new(false),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding this lock cannot leave `State` inconsistent (every update is
+        // a plain field store), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn signal(&self, mut state: MutexGuard<'_, State>) {
+        state.events = state.events.wrapping_add(1);
+        drop(state);
+        self.wake.notify_all();
+    }
+
+    /// The driver stored `value` to the queue's doorbell.
+    pub(crate) fn ring_doorbell(&self, value: u64) {
+        let mut state = self.lock();
+        // Backward doorbell values (a slow producer ringing after a faster one) do not move
+        // the write index back; they still wake the processor.
+        state.doorbell = Some(state.doorbell.map_or(value, |old| old.max(value)));
+        self.signal(state);
+    }
+
+    /// UPDATE_QUEUE.
+    pub(crate) fn update(&self, config: QueueConfig) {
+        let mut state = self.lock();
+        state.config = config;
+        self.signal(state);
+    }
+
+    /// DESTROY_QUEUE: stop the processor and abort a running dispatch.
+    pub(crate) fn stop(&self) {
+        self.abort.store(true, Ordering::SeqCst);
+        let mut state = self.lock();
+        state.stop = true;
+        self.signal(state);
+    }
+
+    /// Wake the processor if it is waiting for memory another processor may have changed.
+    pub(crate) fn nudge_if_polling(&self) {
+        if self.polling_memory.load(Ordering::Acquire) {
+            let state = self.lock();
+            self.signal(state);
+        }
+    }
+
+    /// The abort flag handed to the shader core.
+    pub(crate) fn abort_flag(&self) -> &AtomicBool {
+        &self.abort
+    }
+
+    /// Whether the queue is being destroyed.
+    pub(crate) fn stopped(&self) -> bool {
+        self.abort.load(Ordering::Acquire)
+    }
+
+    /// A ticket for the events seen so far, with the highest doorbell value and the current
+    /// configuration.
+    pub(crate) fn observe(&self) -> (Ticket, Option<u64>, QueueConfig) {
+        let state = self.lock();
+        (Ticket(state.events), state.doorbell, state.config)
+    }
+
+    /// Park until an event newer than `ticket` happens or `timeout` passes (no timeout: only
+    /// an event ends the park). Returns at once if the queue is stopping.
+    pub(crate) fn park(&self, ticket: Ticket, timeout: Option<Duration>) {
+        let state = self.lock();
+        if state.stop || state.events != ticket.0 {
+            return;
+        }
+        let polling = timeout.is_some();
+        if polling {
+            self.polling_memory.store(true, Ordering::Release);
+        }
+        let still_waiting = |s: &mut State| !s.stop && s.events == ticket.0;
+        let state = match timeout {
+            Some(timeout) => {
+                self.wake
+                    .wait_timeout_while(state, timeout, still_waiting)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0
+            }
+            None => self
+                .wake
+                .wait_while(state, still_waiting)
+                .unwrap_or_else(PoisonError::into_inner),
+        };
+        drop(state);
+        if polling {
+            self.polling_memory.store(false, Ordering::Release);
+        }
+    }
+}
+
+/// The processors of one engine. A processor that updates a signal nudges the others that
+/// are polling memory, so a barrier waiting on another queue's completion signal resumes at
+/// once instead of at its next poll. This is a latency shortcut only: waiters poll anyway
+/// (host stores, and kernels' stores, nudge nobody).
+#[derive(Debug, Default)]
+pub(crate) struct SignalWatchers {
+    controls: Mutex<Vec<Weak<Control>>>,
+}
+
+impl SignalWatchers {
+    fn lock(&self) -> MutexGuard<'_, Vec<Weak<Control>>> {
+        // Pushes and retains cannot leave the list inconsistent.
+        self.controls.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Add a processor (and forget the ones whose queues are gone).
+    pub(crate) fn register(&self, control: &Arc<Control>) {
+        let mut controls = self.lock();
+        controls.retain(|c| c.strong_count() > 0);
+        controls.push(Arc::downgrade(control));
+    }
+
+    /// Nudge every processor but `me` that is polling memory.
+    pub(crate) fn nudge_others(&self, me: &Arc<Control>) {
+        let controls = self.lock();
+        for control in controls.iter().filter_map(Weak::upgrade) {
+            if !Arc::ptr_eq(&control, me) {
+                control.nudge_if_polling();
+            }
+        }
+    }
+}
+
+/// A capped exponential backoff for polling memory that changes without a doorbell: the CP of
+/// a real GPU re-reads it on a timer, and host stores to signals do not ring doorbells.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Backoff {
+    next: Duration,
+}
+
+impl Backoff {
+    /// The first re-check comes after this long.
+    const FIRST: Duration = Duration::from_micros(20);
+    /// Re-checks never come further apart than this: it bounds the latency of noticing a host
+    /// store at ~1 ms while costing a parked processor only ~1000 wake-ups a second.
+    const CAP: Duration = Duration::from_millis(1);
+
+    /// A fresh backoff.
+    pub(crate) const fn new() -> Self {
+        Self { next: Self::FIRST }
+    }
+
+    /// The delay before the next re-check, growing towards the cap.
+    pub(crate) fn step(&mut self) -> Duration {
+        let delay = self.next;
+        self.next = (self.next * 2).min(Self::CAP);
+        delay
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> QueueConfig {
+        QueueConfig {
+            ring_va: 0x1000,
+            ring_bytes: 4096,
+            percentage: 100,
+            priority: 7,
+        }
+    }
+
+    #[test]
+    fn doorbells_keep_the_highest_value() {
+        let control = Control::new(config());
+        assert_eq!(control.observe().1, None);
+        control.ring_doorbell(5);
+        control.ring_doorbell(3);
+        assert_eq!(control.observe().1, Some(5));
+    }
+
+    #[test]
+    fn an_event_after_the_ticket_ends_the_park_at_once() {
+        let control = Control::new(config());
+        let (ticket, ..) = control.observe();
+        control.ring_doorbell(0);
+        // Without a timeout this would block forever if the doorbell were lost.
+        control.park(ticket, None);
+    }
+
+    #[test]
+    fn a_doorbell_from_another_thread_wakes_a_parked_processor() {
+        let control = Arc::new(Control::new(config()));
+        let (ticket, ..) = control.observe();
+        let ringer = {
+            let control = control.clone();
+            std::thread::spawn(move || control.ring_doorbell(9))
+        };
+        control.park(ticket, None);
+        ringer.join().unwrap();
+        assert_eq!(control.observe().1, Some(9));
+    }
+
+    #[test]
+    fn stop_sets_abort_and_wakes() {
+        let control = Arc::new(Control::new(config()));
+        let (ticket, ..) = control.observe();
+        let stopper = {
+            let control = control.clone();
+            std::thread::spawn(move || control.stop())
+        };
+        control.park(ticket, None);
+        stopper.join().unwrap();
+        assert!(control.stopped());
+        assert!(control.abort_flag().load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn percentage_zero_suspends_and_the_xcc_byte_is_ignored() {
+        let mut c = config();
+        assert!(!c.suspended());
+        c.percentage = 0;
+        assert!(c.suspended());
+        c.percentage = 0x0100;
+        assert!(c.suspended());
+    }
+
+    #[test]
+    fn backoff_grows_to_its_cap() {
+        let mut backoff = Backoff::new();
+        let first = backoff.step();
+        assert_eq!(first, Backoff::FIRST);
+        assert!(backoff.step() > first);
+        for _ in 0..64 {
+            backoff.step();
+        }
+        assert_eq!(backoff.step(), Backoff::CAP);
+    }
+}

@@ -1,0 +1,82 @@
+//! The contract between the kernel-driver model, which creates and destroys queues, and the
+//! command processor, which runs one processor per queue.
+
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use crate::gpu::dispatch::{InterruptSink, ShaderCore};
+use crate::gpu::target::GfxTarget;
+use crate::gpu::vm::GpuVm;
+
+/// Everything a command processor needs to run one AQL queue, fixed at CREATE_QUEUE.
+#[derive(Clone)]
+pub struct QueueSpec {
+    /// The process-local queue id.
+    pub queue_id: u32,
+    /// The GPU.
+    pub gpu_id: u32,
+    /// Its ISA.
+    pub target: GfxTarget,
+    /// LDS bytes available to one workgroup.
+    pub lds_bytes_per_workgroup: u32,
+    /// GPU address of the ring.
+    pub ring_va: u64,
+    /// Ring size in bytes (a power of two, ≥ 1024).
+    pub ring_bytes: u64,
+    /// GPU address of the 64-bit read index (`&amd_queue_t.read_dispatch_id` for AQL).
+    pub read_pointer_va: u64,
+    /// GPU address of the 64-bit write index (`&amd_queue_t.write_dispatch_id`).
+    pub write_pointer_va: u64,
+    /// The queue's doorbell in the process doorbell page (host memory the driver maps).
+    pub doorbell: NonNull<u64>,
+    /// `queue_percentage` (0 suspends the queue).
+    pub percentage: u32,
+    /// `queue_priority`.
+    pub priority: u32,
+    /// The process' VM on this GPU.
+    pub vm: Arc<dyn GpuVm>,
+    /// Where interrupts go.
+    pub interrupts: Arc<dyn InterruptSink>,
+    /// The GPU's shader core.
+    pub shader: Arc<dyn ShaderCore>,
+}
+
+// SAFETY: `doorbell` points into the simulator's doorbell page, which outlives every queue and is
+// only accessed with atomic operations.
+unsafe impl Send for QueueSpec {}
+// SAFETY: as above.
+unsafe impl Sync for QueueSpec {}
+
+impl std::fmt::Debug for QueueSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueueSpec")
+            .field("queue_id", &self.queue_id)
+            .field("gpu_id", &self.gpu_id)
+            .field("target", &self.target)
+            .field(
+                "ring",
+                &format_args!("{:#x}+{:#x}", self.ring_va, self.ring_bytes),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// A running command processor for one queue.
+pub trait RunningQueue: Send + Sync {
+    /// The driver stored `value` to this queue's doorbell: wake up and process.
+    fn doorbell_rung(&self, value: u64);
+
+    /// UPDATE_QUEUE: new ring, percentage and priority (percentage 0 suspends).
+    fn update(&self, ring_va: u64, ring_bytes: u64, percentage: u32, priority: u32);
+
+    /// DESTROY_QUEUE: stop processing, abort a running kernel, and return once the processor
+    /// touches no queue memory any more.
+    fn stop(&self);
+}
+
+/// Starts command processors: the kernel-driver model calls it at CREATE_QUEUE.
+pub trait QueueEngine: Send + Sync {
+    /// Start processing `spec`'s ring. The processor stays idle (parked, using no CPU) until
+    /// its doorbell rings.
+    fn start(&self, spec: QueueSpec) -> Box<dyn RunningQueue>;
+}

@@ -1,0 +1,187 @@
+//! [`Gfx9ShaderCore`]: the [`ShaderCore`] the command processor hands dispatches to. Workgroups
+//! are distributed over a pool of worker threads (scoped to the dispatch, so they borrow the
+//! VM, the interrupt sink and the abort flag); each worker runs whole workgroups.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::gpu::dispatch::{
+    DispatchError, DispatchRequest, DispatchStats, InterruptSink, ShaderCore,
+};
+use crate::gpu::shader::exec::{Apertures, Shared};
+use crate::gpu::shader::launch::Launch;
+use crate::gpu::shader::memory::DeviceMemory;
+use crate::gpu::shader::program::CodeCache;
+use crate::gpu::shader::workgroup::Worker;
+use crate::gpu::vm::GpuVm;
+
+/// A GFX9 (gfx90a/gfx942) wave64 shader core that executes kernels' machine code.
+#[derive(Debug)]
+pub struct Gfx9ShaderCore {
+    workers: usize,
+    code: CodeCache,
+}
+
+impl Gfx9ShaderCore {
+    /// A shader core running workgroups on `workers` threads (0: one per available CPU).
+    pub fn new(workers: usize) -> Self {
+        let workers = if workers == 0 {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        } else {
+            workers
+        };
+        Self {
+            workers,
+            code: CodeCache::new(),
+        }
+    }
+
+    /// The number of worker threads.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+}
+
+impl Default for Gfx9ShaderCore {
+    fn default() -> Self {
+        Self::new(0)
+    }
+}
+
+/// State the workers of one dispatch share.
+struct Run<'a> {
+    launch: Launch,
+    shared: Shared<'a>,
+    vm: &'a dyn GpuVm,
+    next: AtomicU64,
+    stop: AtomicBool,
+    error: Mutex<Option<(u64, DispatchError)>>,
+    waves: AtomicU64,
+    instructions: AtomicU64,
+}
+
+impl Run<'_> {
+    fn work(&self, worker_index: u64) {
+        let mut worker = Worker::new();
+        let mut mem = DeviceMemory::new(self.vm);
+        let first_slot = worker_index * u64::from(self.launch.waves_per_group);
+        let total = self.launch.total_groups();
+        let mut program =
+            match self
+                .shared
+                .code
+                .program_for(self.vm, self.launch.entry, self.launch.target)
+            {
+                Ok(p) => p,
+                Err(fault) => {
+                    self.fail(0, fault.into());
+                    return;
+                }
+            };
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if self.shared.abort.load(Ordering::Relaxed) {
+                self.fail(0, DispatchError::Aborted);
+                break;
+            }
+            let index = self.next.fetch_add(1, Ordering::Relaxed);
+            if index >= total {
+                break;
+            }
+            if let Err(e) = worker.run_group(
+                &self.launch,
+                index,
+                first_slot,
+                &self.shared,
+                &mut mem,
+                &mut program,
+            ) {
+                self.fail(index, e);
+                break;
+            }
+        }
+        self.waves.fetch_add(worker.waves_run, Ordering::Relaxed);
+        self.instructions
+            .fetch_add(worker.instructions, Ordering::Relaxed);
+    }
+
+    /// Record an error (the one of the lowest workgroup wins) and stop the other workers.
+    fn fail(&self, index: u64, e: DispatchError) {
+        let mut slot = self
+            .error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.as_ref().is_none_or(|(i, _)| index < *i) {
+            *slot = Some((index, e));
+        }
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl ShaderCore for Gfx9ShaderCore {
+    fn dispatch(
+        &self,
+        request: &DispatchRequest,
+        vm: &dyn GpuVm,
+        interrupts: &dyn InterruptSink,
+        abort: &AtomicBool,
+    ) -> Result<DispatchStats, DispatchError> {
+        let mut mem = DeviceMemory::new(vm);
+        let launch = Launch::new(request, &mut mem)?;
+        let total = launch.total_groups();
+        if total == 0 {
+            return Ok(DispatchStats::default());
+        }
+        let mut threads = (self.workers as u64).min(total).max(1);
+        if launch.scratch_wave_bytes != 0 {
+            let per_group = u64::from(launch.waves_per_group);
+            if launch.scratch_slots < per_group {
+                return Err(DispatchError::InvalidCodeObject(format!(
+                    "the queue's scratch holds {} waves, a workgroup needs {per_group}",
+                    launch.scratch_slots
+                )));
+            }
+            threads = threads.min(launch.scratch_slots / per_group);
+        }
+        let run = Run {
+            shared: Shared {
+                target: launch.target,
+                interrupts,
+                abort,
+                apertures: Apertures::GFX9,
+                code: &self.code,
+            },
+            launch,
+            vm,
+            next: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            error: Mutex::new(None),
+            waves: AtomicU64::new(0),
+            instructions: AtomicU64::new(0),
+        };
+        if threads == 1 {
+            run.work(0);
+        } else {
+            std::thread::scope(|scope| {
+                for t in 1..threads {
+                    let run = &run;
+                    scope.spawn(move || run.work(t));
+                }
+                run.work(0);
+            });
+        }
+        if let Some((_, e)) = run
+            .error
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        {
+            return Err(e);
+        }
+        Ok(DispatchStats {
+            waves: run.waves.into_inner(),
+            instructions: run.instructions.into_inner(),
+        })
+    }
+}

@@ -1,0 +1,190 @@
+//! Vector memory and LDS encodings: DS, FLAT/GLOBAL/SCRATCH and MUBUF.
+
+use super::operand::{LiteralSlot, align_sgpr, scalar_source, vgpr};
+use super::{DecodeError, Luts, bits, lookup, word};
+use crate::gpu::shader::isa::{CachePolicy, Encoding, Extra, Family, Inst, Mem, Op, Operand, Ty};
+use crate::gpu::target::GfxTarget;
+
+/// Whether a DS opcode takes two 8-bit offsets (the read2/write2/wrxchg2 forms) rather than one
+/// 16-bit offset.
+pub fn ds_has_two_offsets(op: Op) -> bool {
+    let n = op.name();
+    n.starts_with("ds_read2") || n.starts_with("ds_write2") || n.starts_with("ds_wrxchg2")
+}
+
+/// DS (GFX9): `110110 acc[25] op[24:17] gds[16] offset1[15:8] offset0[7:0]`, then
+/// `vdst[31:24] data1[23:16] data0[15:8] addr[7:0]`. ACC (gfx90a) makes vdst and data AGPRs.
+pub fn ds(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
+    const F: &str = "DS";
+    let w = words[0];
+    let w1 = word(words, 1, F)?;
+    let op = lookup(&luts.ds, bits(w, 17, 8), F)?;
+    let sig = op.info().sig;
+    let acc = bits(w, 25, 1) != 0;
+    let mut inst = Inst::new(op, Encoding::Ds, 2);
+    if sig[0] != Ty::N {
+        inst.dst = vgpr(bits(w1, 24, 8), acc);
+    }
+    if sig[2] != Ty::N {
+        inst.src[0] = vgpr(bits(w1, 0, 8), false);
+    }
+    if sig[3] != Ty::N {
+        inst.src[1] = vgpr(bits(w1, 8, 8), acc);
+    }
+    if sig[4] != Ty::N {
+        inst.src[2] = vgpr(bits(w1, 16, 8), acc);
+    }
+    let (offset0, offset1) = (bits(w, 0, 8), bits(w, 8, 8));
+    let mut mem = Mem {
+        gds: bits(w, 16, 1) != 0,
+        ..Mem::default()
+    };
+    if ds_has_two_offsets(op) {
+        mem.offset = offset0 as i32;
+        mem.offset1 = offset1 as u8;
+    } else {
+        mem.offset = (offset1 << 8 | offset0) as i32;
+    }
+    inst.extra = Extra::Mem(mem);
+    Ok(inst)
+}
+
+/// FLAT/GLOBAL/SCRATCH (GFX9): `110111 sc1[25] op[24:18] slc[17] glc[16] seg[15:14]
+/// lds_or_sve[13] offset[12:0]`, then `vdst[31:24] acc[23] saddr[22:16] data[15:8] addr[7:0]`.
+///
+/// FLAT offsets are 12-bit unsigned, GLOBAL and SCRATCH 13-bit signed. SADDR 0x7f means "off".
+/// A SCRATCH access uses its address VGPR when SADDR is off (gfx90a), or when SVE (bit 13) is
+/// set (gfx942, which also allows neither: offset only).
+pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, DecodeError> {
+    const F: &str = "FLAT";
+    let w = words[0];
+    let w1 = word(words, 1, F)?;
+    let seg = bits(w, 14, 2);
+    if seg == 3 {
+        return Err(DecodeError::Invalid {
+            family: F,
+            what: "reserved segment",
+        });
+    }
+    let op = lookup(&luts.flat, seg << 7 | bits(w, 18, 7), F)?;
+    let info = op.info();
+    let sig = info.sig;
+    let acc = bits(w1, 23, 1) != 0;
+    let mut inst = Inst::new(op, Encoding::Flat, 2);
+    let cpol = CachePolicy {
+        glc: bits(w, 16, 1) != 0,
+        slc: bits(w, 17, 1) != 0,
+        scc: bits(w, 25, 1) != 0,
+    };
+    let saddr = bits(w1, 16, 7);
+    if saddr == 125 {
+        return Err(DecodeError::Invalid {
+            family: "FLAT",
+            what: "reserved SADDR code 125",
+        });
+    }
+    let addr = bits(w1, 0, 8);
+    let offset = match info.family {
+        // The FLAT segment's offset is unsigned. LLVM's assembler allows 12 bits but its
+        // disassembler reads 13; the simulator follows the disassembler (bit 12 is never set
+        // by compilers; what the hardware does with it is not documented).
+        Family::Flat => bits(w, 0, 13) as i32,
+        _ => ((bits(w, 0, 13) << 19) as i32) >> 19,
+    };
+    match info.family {
+        Family::Global => {
+            if saddr == 0x7f {
+                inst.src[0] = vgpr(addr, false);
+            } else {
+                inst.src[0] = vgpr(addr, false);
+                inst.src[2] = Operand::Sgpr(align_sgpr(saddr, Ty::B64));
+            }
+        }
+        Family::Scratch => {
+            let uses_vaddr = match target {
+                GfxTarget::Gfx90a => saddr == 0x7f,
+                GfxTarget::Gfx942 => bits(w, 13, 1) != 0,
+            };
+            if uses_vaddr {
+                inst.src[0] = vgpr(addr, false);
+            }
+            if saddr != 0x7f {
+                inst.src[2] = Operand::Sgpr(saddr as u8);
+            }
+        }
+        _ => inst.src[0] = vgpr(addr, false),
+    }
+    if sig[3] != Ty::N {
+        inst.src[1] = vgpr(bits(w1, 8, 8), acc);
+    }
+    let is_atomic = op.name().contains("_atomic_");
+    if sig[0] != Ty::N && (!is_atomic || cpol.glc) {
+        inst.dst = vgpr(bits(w1, 24, 8), acc);
+    }
+    inst.extra = Extra::Mem(Mem {
+        offset,
+        cpol,
+        lds: bits(w, 13, 1) != 0 && info.family != Family::Scratch,
+        ..Mem::default()
+    });
+    Ok(inst)
+}
+
+/// MUBUF (GFX9): `111000 op[24:18] slc[17] lds[16] sc1[15] glc[14] idxen[13] offen[12]
+/// offset[11:0]`, then `soffset[31:24] acc[23] srsrc[20:16] vdata[15:8] vaddr[7:0]`.
+pub fn mubuf(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
+    const F: &str = "MUBUF";
+    let w = words[0];
+    let w1 = word(words, 1, F)?;
+    let op = lookup(&luts.mubuf, bits(w, 18, 7), F)?;
+    let sig = op.info().sig;
+    let acc = bits(w1, 23, 1) != 0;
+    let mut inst = Inst::new(op, Encoding::Mubuf, 2);
+    let mem = Mem {
+        offset: bits(w, 0, 12) as i32,
+        cpol: CachePolicy {
+            glc: bits(w, 14, 1) != 0,
+            slc: bits(w, 17, 1) != 0,
+            scc: bits(w, 15, 1) != 0,
+        },
+        offen: bits(w, 12, 1) != 0,
+        idxen: bits(w, 13, 1) != 0,
+        lds: bits(w, 16, 1) != 0,
+        srsrc: (bits(w1, 16, 5) * 4) as u8,
+        ..Mem::default()
+    };
+    inst.extra = Extra::Mem(mem);
+    let no_operands = sig.iter().all(|t| *t == Ty::N);
+    if no_operands {
+        return Ok(inst);
+    }
+    if mem.offen || mem.idxen {
+        inst.src[0] = vgpr(bits(w1, 0, 8), false);
+    }
+    let vdata = vgpr(bits(w1, 8, 8), acc);
+    if sig[3] != Ty::N {
+        inst.src[1] = vdata;
+    }
+    let is_atomic = op.name().contains("_atomic_");
+    if sig[0] != Ty::N && (!is_atomic || mem.cpol.glc) && !mem.lds {
+        inst.dst = vdata;
+    }
+    let mut used = false;
+    inst.src[2] = scalar_source(
+        bits(w1, 24, 8),
+        Ty::B32,
+        words,
+        LiteralSlot {
+            index: 2,
+            family: F,
+        },
+        &mut used,
+    )?;
+    if used {
+        return Err(DecodeError::Invalid {
+            family: F,
+            what: "literal soffset",
+        });
+    }
+    Ok(inst)
+}

@@ -1,0 +1,372 @@
+//! Vector ALU encodings: VOP1, VOP2, VOPC (with their DPP and SDWA forms), VOP3A/B and VOP3P.
+
+use super::operand::{DPP, LITERAL, LiteralSlot, SDWA, scalar_source, vector_source, vgpr};
+use super::{DecodeError, Luts, bits, lookup, word};
+use crate::gpu::shader::isa::{
+    DppControl, Encoding, Extra, Family, Inst, Op, Operand, SdwaControl, SdwaSel, Ty,
+};
+
+const VCC: Operand = Operand::Sgpr(106);
+
+/// Opcodes whose VOP2 form writes a carry to VCC (VOP3B form: to SDST).
+fn writes_carry(op: Op) -> bool {
+    matches!(
+        op,
+        Op::VAddCoU32
+            | Op::VSubCoU32
+            | Op::VSubrevCoU32
+            | Op::VAddcCoU32
+            | Op::VSubbCoU32
+            | Op::VSubbrevCoU32
+    )
+}
+
+/// Opcodes whose VOP2 form reads VCC as a third source.
+fn reads_vcc(op: Op) -> bool {
+    matches!(
+        op,
+        Op::VCndmaskB32 | Op::VAddcCoU32 | Op::VSubbCoU32 | Op::VSubbrevCoU32
+    )
+}
+
+/// Opcodes in the VOP3B layout (SDST instead of ABS/OP_SEL).
+fn is_vop3b(op: Op) -> bool {
+    writes_carry(op)
+        || matches!(
+            op,
+            Op::VDivScaleF32 | Op::VDivScaleF64 | Op::VMadU64U32 | Op::VMadI64I32
+        )
+}
+
+/// VOP2 opcodes with a constant K dword: (K follows src0 in the syntax, i.e. madmk form).
+fn k_constant(op: Op) -> Option<bool> {
+    match op {
+        Op::VMadmkF32 | Op::VFmamkF32 | Op::VMadmkF16 => Some(true),
+        Op::VMadakF32 | Op::VFmaakF32 | Op::VMadakF16 => Some(false),
+        _ => None,
+    }
+}
+
+/// Bit `i` set when source `i` is a float (the sources that take NEG/ABS modifiers).
+fn float_sources(op: Op, sig: [Ty; 5]) -> u8 {
+    if op == Op::VCndmaskB32 {
+        // A select: LLVM lets it negate or take the absolute value of its float sources.
+        return 0b11;
+    }
+    let mut m = 0;
+    for i in 0..3 {
+        if matches!(
+            sig[2 + i],
+            Ty::F16 | Ty::F32 | Ty::F64 | Ty::PkF16 | Ty::PkF32
+        ) {
+            m |= 1 << i;
+        }
+    }
+    m
+}
+
+/// Whether a VOP3 opcode has OP_SEL: on GFX9 only the VOP3-only opcodes with 16-bit operands.
+fn has_op_sel(op: Op, family: Family, sig: [Ty; 5]) -> bool {
+    // The *_legacy_* opcodes are GFX8's encodings kept in GFX9, without OP_SEL.
+    family == Family::Vop3
+        && !op.name().contains("_legacy_")
+        && sig.iter().any(|t| matches!(t, Ty::B16 | Ty::F16))
+}
+
+/// Decode SRC0 of a 32-bit VOP encoding, handling literal, DPP and SDWA forms. Returns the
+/// encoding and the number of dwords.
+fn vop_src0(
+    inst: &mut Inst,
+    words: &[u32],
+    family: &'static str,
+    sig: [Ty; 5],
+) -> Result<(), DecodeError> {
+    let code = bits(words[0], 0, 9);
+    let lit = LiteralSlot { index: 1, family };
+    let mut used = false;
+    match code {
+        DPP => {
+            let w1 = word(words, 1, family)?;
+            inst.enc = Encoding::Dpp;
+            inst.dwords = 2;
+            inst.src[0] = vgpr(bits(w1, 0, 8), false);
+            let float = float_sources(inst.op, sig);
+            let neg = (bits(w1, 20, 1) | bits(w1, 22, 1) << 1) as u8;
+            inst.mods.neg = neg & float;
+            inst.mods.abs = (bits(w1, 21, 1) | bits(w1, 23, 1) << 1) as u8 & float;
+            // Integer sources of a float instruction take SEXT instead (as LLVM decodes
+            // DPP); all-integer instructions take no modifiers.
+            let sources = if sig[3] == Ty::N { 1 } else { 3 };
+            if float != 0 {
+                inst.mods.sext = neg & !float & sources;
+            }
+            inst.extra = Extra::Dpp(DppControl {
+                ctrl: bits(w1, 8, 9) as u16,
+                row_mask: bits(w1, 28, 4) as u8,
+                bank_mask: bits(w1, 24, 4) as u8,
+                bound_ctrl: bits(w1, 19, 1) != 0,
+            });
+        }
+        SDWA => {
+            let w1 = word(words, 1, family)?;
+            inst.enc = Encoding::Sdwa;
+            inst.dwords = 2;
+            let src0 = bits(w1, 0, 8);
+            inst.src[0] = if bits(w1, 23, 1) != 0 {
+                scalar_source(
+                    src0,
+                    sig[2],
+                    words,
+                    LiteralSlot { index: 2, family },
+                    &mut used,
+                )?
+            } else {
+                vgpr(src0, false)
+            };
+            let sel = |v: u32| {
+                SdwaSel::from_bits(v).ok_or(DecodeError::Invalid {
+                    family,
+                    what: "reserved SDWA select",
+                })
+            };
+            let float = float_sources(inst.op, sig);
+            inst.mods.neg = (bits(w1, 20, 1) | bits(w1, 28, 1) << 1) as u8 & float;
+            inst.mods.abs = (bits(w1, 21, 1) | bits(w1, 29, 1) << 1) as u8 & float;
+            inst.mods.clamp = bits(w1, 13, 1) != 0;
+            inst.mods.omod = bits(w1, 14, 2) as u8;
+            inst.extra = Extra::Sdwa(SdwaControl {
+                // VOPC keeps SDST in these bits.
+                dst_sel: if inst.op.info().family == Family::Vopc {
+                    SdwaSel::Dword
+                } else {
+                    sel(bits(w1, 8, 3))?
+                },
+                // The reserved value 3 reads as UNUSED_PAD, as LLVM decodes it.
+                dst_unused: bits(w1, 11, 2) as u8 % 3,
+                src0_sel: sel(bits(w1, 16, 3))?,
+                src0_sext: bits(w1, 19, 1) != 0 && float & 1 == 0,
+                src1_sel: sel(bits(w1, 24, 3))?,
+                src1_sext: bits(w1, 27, 1) != 0 && float & 2 == 0,
+            });
+        }
+        _ => {
+            inst.src[0] = vector_source(code, sig[2], words, lit, &mut used, false)?;
+            if used {
+                inst.dwords = 2;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// VSRC1 of VOP2/VOPC: a VGPR, or in SDWA with S1 set, a scalar source.
+fn vsrc1(inst: &Inst, words: &[u32], family: &'static str, ty: Ty) -> Result<Operand, DecodeError> {
+    let code = bits(words[0], 9, 8);
+    if inst.enc == Encoding::Sdwa && bits(words[1], 31, 1) != 0 {
+        let mut used = false;
+        return scalar_source(code, ty, words, LiteralSlot { index: 2, family }, &mut used);
+    }
+    Ok(vgpr(code, false))
+}
+
+/// VOP2: `0 op[30:25] vdst[24:17] vsrc1[16:9] src0[8:0]`.
+pub fn vop2(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
+    const F: &str = "VOP2";
+    let w = words[0];
+    let op = lookup(&luts.vop2, bits(w, 25, 6), F)?;
+    let sig = op.info().sig;
+    let mut inst = Inst::new(op, Encoding::Vop2, 1);
+    vop_src0(&mut inst, words, F, sig)?;
+    inst.src[1] = vsrc1(&inst, words, F, sig[3])?;
+    inst.dst = vgpr(bits(w, 17, 8), false);
+    if writes_carry(op) {
+        inst.sdst = VCC;
+    }
+    if reads_vcc(op) {
+        inst.src[2] = VCC;
+    }
+    if k_constant(op).is_some() {
+        if inst.enc != Encoding::Vop2 {
+            return Err(DecodeError::Invalid {
+                family: F,
+                what: "madmk/madak with a DPP or SDWA source",
+            });
+        }
+        // A literal SRC0 is the K dword itself: an instruction has at most one literal (as
+        // LLVM decodes it; compilers do not emit this form).
+        inst.extra = Extra::Imm(word(words, 1, F)?);
+        inst.dwords = 2;
+    }
+    Ok(inst)
+}
+
+/// VOP1: `0111111 vdst[24:17] op[16:9] src0[8:0]`.
+pub fn vop1(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
+    const F: &str = "VOP1";
+    let w = words[0];
+    let op = lookup(&luts.vop1, bits(w, 9, 8), F)?;
+    let sig = op.info().sig;
+    let mut inst = Inst::new(op, Encoding::Vop1, 1);
+    if matches!(op, Op::VNop | Op::VClrexcp) {
+        return Ok(inst);
+    }
+    vop_src0(&mut inst, words, F, sig)?;
+    let vdst = bits(w, 17, 8);
+    inst.dst = match op {
+        Op::VReadfirstlaneB32 => super::operand::scalar_dest(vdst, sig[0], F)?,
+        Op::VAccvgprMovB32 => {
+            // Both operands are AGPRs.
+            if let Operand::Vgpr(n) = inst.src[0] {
+                inst.src[0] = Operand::Vgpr(n | 256);
+            }
+            vgpr(vdst, true)
+        }
+        _ => vgpr(vdst, false),
+    };
+    Ok(inst)
+}
+
+/// VOPC: `0111110 op[24:17] vsrc1[16:9] src0[8:0]`; writes VCC (SDWA: VCC or an SGPR pair).
+pub fn vopc(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
+    const F: &str = "VOPC";
+    let w = words[0];
+    let op = lookup(&luts.vopc, bits(w, 17, 8), F)?;
+    let sig = op.info().sig;
+    let mut inst = Inst::new(op, Encoding::Vopc, 1);
+    vop_src0(&mut inst, words, F, sig)?;
+    inst.src[1] = vsrc1(&inst, words, F, sig[3])?;
+    inst.dst = VCC;
+    if inst.enc == Encoding::Sdwa {
+        // SDWA VOPC: bits 15:8 hold SD (bit 15) and SDST; CLAMP/OMOD do not exist there.
+        let w1 = words[1];
+        inst.mods.omod = 0;
+        inst.mods.clamp = false;
+        if bits(w1, 15, 1) != 0 {
+            inst.dst = super::operand::scalar_dest(bits(w1, 8, 7), Ty::B64, F)?;
+        }
+    }
+    Ok(inst)
+}
+
+/// VOP3A/VOP3B: `110100 op[25:16] clamp[15] (op_sel[14:11] abs[10:8] | sdst[14:8]) vdst[7:0]`,
+/// then `neg[31:29] omod[28:27] src2[26:18] src1[17:9] src0[8:0]`.
+pub fn vop3(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
+    const F: &str = "VOP3";
+    let w = words[0];
+    let w1 = word(words, 1, F)?;
+    let op = lookup(&luts.vop3, bits(w, 16, 10), F)?;
+    let info = op.info();
+    let sig = info.sig;
+    let mut inst = Inst::new(op, Encoding::Vop3, 2);
+    let lit = LiteralSlot {
+        index: 2,
+        family: F,
+    };
+    let mut used = false;
+    let codes = [bits(w1, 0, 9), bits(w1, 9, 9), bits(w1, 18, 9)];
+    for i in 0..3 {
+        if sig[2 + i] != Ty::N {
+            if codes[i] == LITERAL {
+                return Err(DecodeError::Invalid {
+                    family: F,
+                    what: "literal in a VOP3 encoding (GFX10+ only)",
+                });
+            }
+            inst.src[i] = vector_source(codes[i], sig[2 + i], words, lit, &mut used, false)?;
+        }
+    }
+    let vdst = bits(w, 0, 8);
+    inst.dst = if info.family == Family::Vopc {
+        super::operand::scalar_dest(vdst, Ty::B64, F)?
+    } else if op == Op::VReadlaneB32 {
+        super::operand::scalar_dest(vdst, sig[0], F)?
+    } else {
+        vgpr(vdst, false)
+    };
+    inst.mods.clamp = bits(w, 15, 1) != 0;
+    inst.mods.omod = bits(w1, 27, 2) as u8;
+    // NEG and ABS exist for float sources only (LLVM ignores them on integer sources);
+    // OP_SEL only for the VOP3-only 16-bit opcodes.
+    let float = float_sources(op, sig);
+    inst.mods.neg = bits(w1, 29, 3) as u8 & float;
+    if op == Op::VCvtPkU8F32 {
+        // LLVM reads the NEG bits of its integer sources as SEXT (a no-op on 32 bits).
+        inst.mods.sext = bits(w1, 29, 3) as u8 & !float;
+    }
+    if is_vop3b(op) {
+        inst.sdst = super::operand::scalar_dest(bits(w, 8, 7), Ty::B64, F)?;
+    } else {
+        inst.mods.abs = bits(w, 8, 3) as u8 & float;
+        if has_op_sel(op, info.family, sig) {
+            inst.mods.op_sel = bits(w, 11, 4) as u8;
+        }
+    }
+    Ok(inst)
+}
+
+/// VOP3P: `110100111 op[22:16] clamp[15] op_sel_hi2[14] op_sel[13:11] neg_hi[10:8] vdst[7:0]`,
+/// then `neg[31:29] op_sel_hi[28:27] src2 src1 src0`. Matrix (MAI) opcodes reuse the layout with
+/// accumulator-select bits; v_accvgpr_read/write address AGPRs.
+pub fn vop3p(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
+    const F: &str = "VOP3P";
+    let w = words[0];
+    let w1 = word(words, 1, F)?;
+    let op = lookup(&luts.vop3p, bits(w, 16, 7), F)?;
+    let sig = op.info().sig;
+    let mut inst = Inst::new(op, Encoding::Vop3p, 2);
+    let lit = LiteralSlot {
+        index: 2,
+        family: F,
+    };
+    let mut used = false;
+    let codes = [bits(w1, 0, 9), bits(w1, 9, 9), bits(w1, 18, 9)];
+    let mai = op.name().starts_with("v_mfma") || op.name().starts_with("v_smfmac");
+    // MAI: ACC_CD (bit 15) makes vdst and src2 AGPRs (not the index VGPR of v_smfmac); bits
+    // 59 and 60 make src0 and src1 AGPRs; bits 63:61 are BLGP, 14:11 ABID, 10:8 CBSZ.
+    let acc_cd = mai && bits(w, 15, 1) != 0;
+    let smfmac = op.name().starts_with("v_smfmac");
+    for i in 0..3 {
+        if sig[2 + i] != Ty::N {
+            if codes[i] == LITERAL {
+                return Err(DecodeError::Invalid {
+                    family: F,
+                    what: "literal in a VOP3P encoding",
+                });
+            }
+            let acc = match op {
+                Op::VAccvgprReadB32 => true,
+                _ if mai && i == 2 => acc_cd && !smfmac,
+                _ if mai => bits(w1, 27 + i as u32, 1) != 0,
+                _ => false,
+            };
+            // A constant C of an f64 matrix op is a double (C spans more registers).
+            let ty = if mai && i == 2 && sig[2] == Ty::F64 {
+                Ty::F64
+            } else {
+                sig[2 + i]
+            };
+            inst.src[i] = vector_source(codes[i], ty, words, lit, &mut used, acc)?;
+        }
+    }
+    let dst_acc = op == Op::VAccvgprWriteB32 || acc_cd;
+    inst.dst = vgpr(bits(w, 0, 8), dst_acc);
+    if mai {
+        inst.extra = Extra::Mai {
+            cbsz: bits(w, 8, 3) as u8,
+            abid: bits(w, 11, 4) as u8,
+            blgp: bits(w1, 29, 3) as u8,
+        };
+        return Ok(inst);
+    }
+    inst.mods.clamp = bits(w, 15, 1) != 0;
+    inst.mods.neg = bits(w1, 29, 3) as u8;
+    if matches!(op, Op::VFmaMixF32 | Op::VFmaMixloF16 | Op::VFmaMixhiF16) {
+        // v_fma_mix*: the NEG_HI bits are the sources' ABS modifiers.
+        inst.mods.abs = bits(w, 8, 3) as u8;
+    } else {
+        inst.mods.neg_hi = bits(w, 8, 3) as u8;
+    }
+    inst.mods.op_sel = bits(w, 11, 3) as u8;
+    inst.mods.op_sel_hi = (bits(w1, 27, 2) | bits(w, 14, 1) << 2) as u8;
+    Ok(inst)
+}

@@ -1,0 +1,445 @@
+//! Vector memory: FLAT (generic addresses, routed by aperture to global memory, LDS or
+//! scratch), GLOBAL, SCRATCH and MUBUF (buffer resources, including the swizzled private
+//! segment buffer). Loads, stores (byte to 16-byte, d16 halves) and atomics, executed lane by
+//! lane in lane order; global atomics are real atomics on the backing memory.
+//!
+//! Private (scratch) memory is interleaved per lane at dword granularity, as the private segment
+//! buffer's swizzle (ELEMENT_SIZE 4 bytes, INDEX_STRIDE 64) lays it out: byte `o` of lane `l`
+//! lives at `base + (o / 4) * 256 + l * 4 + o % 4`. FLAT scratch accesses use the same layout, so
+//! MUBUF and FLAT views of the stack agree.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{Ordering, fence};
+
+use super::atomic::AtomicOp;
+use super::load_store::{Load, Store};
+use super::{Exec, Fault, R, unimplemented};
+use crate::gpu::shader::isa::{Encoding, Family, Inst, Op, Operand};
+use crate::gpu::shader::wave::{LANES, lanes};
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Load(Load),
+    Store(Store),
+    Atomic {
+        op: AtomicOp,
+        wide: bool,
+    },
+    /// Cache write-back/invalidate: a fence in the simulator.
+    Cache,
+}
+
+fn parse(name: &str) -> Option<Kind> {
+    let (_, rest) = name.split_once('_')?;
+    if matches!(rest, "wbinvl1" | "wbinvl1_vol" | "wbl2" | "invl2" | "inv") {
+        return Some(Kind::Cache);
+    }
+    let width = |t: &str| -> Option<(u32, bool)> {
+        Some(match t {
+            "ubyte" | "byte" => (1, false),
+            "sbyte" => (1, true),
+            "ushort" | "short" => (2, false),
+            "sshort" => (2, true),
+            "dword" => (4, false),
+            "dwordx2" => (8, false),
+            "dwordx3" => (12, false),
+            "dwordx4" => (16, false),
+            _ => return None,
+        })
+    };
+    if let Some(t) = rest.strip_prefix("load_") {
+        return Load::parse(t, width).map(Kind::Load);
+    }
+    if let Some(t) = rest.strip_prefix("store_") {
+        return Store::parse(t, |t| width(t).map(|(bytes, _)| bytes)).map(Kind::Store);
+    }
+    if let Some(t) = rest.strip_prefix("atomic_") {
+        let (t, x2) = match t.strip_suffix("_x2") {
+            Some(t) => (t, true),
+            None => (t, false),
+        };
+        let op = AtomicOp::from_suffix(t)?;
+        let wide = x2 || matches!(op, AtomicOp::AddF64 | AtomicOp::MinF64 | AtomicOp::MaxF64);
+        return Some(Kind::Atomic { op, wide });
+    }
+    None
+}
+
+fn kind(op: Op) -> Option<Kind> {
+    static TABLE: OnceLock<Vec<Option<Kind>>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        Op::ALL
+            .iter()
+            .map(|op| match op.info().family {
+                Family::Flat | Family::Global | Family::Scratch | Family::Mubuf => parse(op.name()),
+                _ => None,
+            })
+            .collect()
+    })[op as usize]
+}
+
+/// Where one lane's access goes.
+#[derive(Clone, Copy, Debug)]
+enum Loc {
+    /// A device virtual address.
+    Global(u64),
+    /// An LDS byte address.
+    Lds(u32),
+    /// A private-segment offset, interleaved per lane from the scratch base.
+    Private { base: u64, offset: u64 },
+    /// Out of a buffer's range: loads read 0, stores and atomics do nothing.
+    Dropped,
+}
+
+/// The device address of byte `o` of `lane`'s private memory.
+#[inline]
+fn swizzled(base: u64, o: u64, lane: usize) -> u64 {
+    base.wrapping_add((o / 4) * 256 + lane as u64 * 4 + o % 4)
+}
+
+impl Exec<'_, '_> {
+    fn loc_read(&mut self, loc: Loc, lane: usize, out: &mut [u8]) -> Result<(), Fault> {
+        match loc {
+            Loc::Global(a) => self.mem.read(a, out)?,
+            Loc::Lds(a) => self.lds.read(a, out),
+            Loc::Private { base, offset } => {
+                if offset % 4 == 0 && out.len() % 4 == 0 {
+                    for (k, chunk) in out.chunks_exact_mut(4).enumerate() {
+                        let a = swizzled(base, offset + 4 * k as u64, lane);
+                        self.mem.read(a, chunk)?;
+                    }
+                } else {
+                    for (k, b) in out.iter_mut().enumerate() {
+                        let a = swizzled(base, offset + k as u64, lane);
+                        self.mem.read(a, std::slice::from_mut(b))?;
+                    }
+                }
+            }
+            Loc::Dropped => out.fill(0),
+        }
+        Ok(())
+    }
+
+    fn loc_write(&mut self, loc: Loc, lane: usize, data: &[u8]) -> Result<(), Fault> {
+        match loc {
+            Loc::Global(a) => self.mem.write(a, data)?,
+            Loc::Lds(a) => self.lds.write(a, data),
+            Loc::Private { base, offset } => {
+                if offset % 4 == 0 && data.len() % 4 == 0 {
+                    for (k, chunk) in data.chunks_exact(4).enumerate() {
+                        let a = swizzled(base, offset + 4 * k as u64, lane);
+                        self.mem.write(a, chunk)?;
+                    }
+                } else {
+                    for (k, b) in data.iter().enumerate() {
+                        let a = swizzled(base, offset + k as u64, lane);
+                        self.mem.write(a, std::slice::from_ref(b))?;
+                    }
+                }
+            }
+            Loc::Dropped => {}
+        }
+        Ok(())
+    }
+
+    /// An atomic at `loc`; returns the old value.
+    fn loc_atomic(
+        &mut self,
+        loc: Loc,
+        lane: usize,
+        op: AtomicOp,
+        wide: bool,
+        data: u64,
+        data2: u64,
+    ) -> Result<u64, Fault> {
+        match loc {
+            Loc::Global(a) => Ok(if wide {
+                self.mem.rmw64(a, |old| op.apply64(old, data, data2))?
+            } else {
+                u64::from(
+                    self.mem
+                        .rmw32(a, |old| op.apply32(old, data as u32, data2 as u32))?,
+                )
+            }),
+            Loc::Dropped => Ok(0),
+            _ => {
+                // LDS and scratch are private to the workgroup or lane: a plain read-modify-write.
+                let n = if wide { 8 } else { 4 };
+                let mut b = [0u8; 8];
+                self.loc_read(loc, lane, &mut b[..n])?;
+                let old = u64::from_le_bytes(b);
+                let new = if wide {
+                    op.apply64(old, data, data2)
+                } else {
+                    u64::from(op.apply32(old as u32, data as u32, data2 as u32))
+                };
+                self.loc_write(loc, lane, &new.to_le_bytes()[..n])?;
+                Ok(old)
+            }
+        }
+    }
+}
+
+fn vreg(op: Operand) -> Option<usize> {
+    match op {
+        Operand::Vgpr(r) => Some(usize::from(r)),
+        _ => None,
+    }
+}
+
+/// Per-lane locations of a FLAT/GLOBAL/SCRATCH instruction.
+fn flat_locs(e: &Exec, inst: &Inst) -> Result<[Loc; LANES], Fault> {
+    let mem = inst.mem();
+    let family = inst.op.info().family;
+    let off = i64::from(mem.offset) as u64;
+    let mut locs = [Loc::Dropped; LANES];
+    let exec = e.w.exec();
+    match family {
+        Family::Global => {
+            if let Operand::Sgpr(_) = inst.src[2] {
+                let base = e.scalar64(inst.src[2])?;
+                let v = e.lanes32(inst.src[0])?;
+                for l in lanes(exec) {
+                    locs[l] = Loc::Global(base.wrapping_add(u64::from(v[l])).wrapping_add(off));
+                }
+            } else {
+                let v = e.lanes64(inst.src[0])?;
+                for l in lanes(exec) {
+                    locs[l] = Loc::Global(v[l].wrapping_add(off));
+                }
+            }
+        }
+        Family::Scratch => {
+            let base = e.w.flat_scratch();
+            let s = if inst.src[2].is_some() {
+                u64::from(e.scalar32(inst.src[2])?)
+            } else {
+                0
+            };
+            let v = if inst.src[0].is_some() {
+                e.lanes32(inst.src[0])?
+            } else {
+                [0; LANES]
+            };
+            for l in lanes(exec) {
+                let offset = u64::from(v[l]).wrapping_add(s).wrapping_add(off) & 0xffff_ffff;
+                locs[l] = Loc::Private { base, offset };
+            }
+        }
+        _ => {
+            let ap = e.shared.apertures;
+            let v = e.lanes64(inst.src[0])?;
+            let size = super::Apertures::SIZE;
+            for l in lanes(exec) {
+                let a = v[l].wrapping_add(off);
+                locs[l] = if a.wrapping_sub(ap.shared_base) < size {
+                    Loc::Lds((a - ap.shared_base) as u32)
+                } else if a.wrapping_sub(ap.private_base) < size {
+                    Loc::Private {
+                        base: e.w.flat_scratch(),
+                        offset: a - ap.private_base,
+                    }
+                } else {
+                    Loc::Global(a)
+                };
+            }
+        }
+    }
+    Ok(locs)
+}
+
+/// A buffer resource (V#), GFX9 layout.
+#[derive(Clone, Copy, Debug)]
+struct Buffer {
+    base: u64,
+    stride: u64,
+    num_records: u64,
+    swizzle: bool,
+    add_tid: bool,
+    element: u64,
+    index_stride: u64,
+}
+
+impl Buffer {
+    fn read(e: &Exec, first: u8) -> Self {
+        let s = |i: usize| e.w.s(usize::from(first) + i);
+        let (w0, w1, w2, w3) = (s(0), s(1), s(2), s(3));
+        Self {
+            base: u64::from(w0) | u64::from(w1 & 0xffff) << 32,
+            stride: u64::from((w1 >> 16) & 0x3fff),
+            num_records: u64::from(w2),
+            swizzle: w1 >> 31 != 0,
+            add_tid: (w3 >> 23) & 1 != 0,
+            element: 2 << ((w3 >> 19) & 3),
+            index_stride: 8 << ((w3 >> 21) & 3),
+        }
+    }
+
+    /// The address of byte `offset` of record `index`, or `None` when out of range. `soffset`
+    /// is added after the range check, as on hardware.
+    fn address(&self, index: u64, offset: u64, len: u64, soffset: u64) -> Option<u64> {
+        let in_range = if self.stride == 0 {
+            offset + len <= self.num_records
+        } else {
+            index < self.num_records && offset + len <= self.stride.max(len)
+        };
+        if !in_range {
+            return None;
+        }
+        let buffer_offset = if self.swizzle {
+            let (im, il) = (index / self.index_stride, index % self.index_stride);
+            let (om, ol) = (offset / self.element, offset % self.element);
+            (im * self.stride + om * self.element) * self.index_stride + il * self.element + ol
+        } else {
+            offset + self.stride * index
+        };
+        Some(self.base.wrapping_add(soffset).wrapping_add(buffer_offset))
+    }
+}
+
+/// Per-lane, per-dword addresses of a MUBUF access (`dwords` chunks of up to 4 bytes).
+fn mubuf_access(e: &Exec, inst: &Inst, bytes: u32) -> Result<Vec<[Option<u64>; 4]>, Fault> {
+    let mem = inst.mem();
+    let buf = Buffer::read(e, mem.srsrc);
+    let soffset = u64::from(e.scalar32(inst.src[2])?);
+    let v0 = if inst.src[0].is_some() {
+        e.lanes32(inst.src[0])?
+    } else {
+        [0; LANES]
+    };
+    let v1 = match inst.src[0] {
+        Operand::Vgpr(r) if mem.idxen && mem.offen => *e.w.v(usize::from(r) + 1),
+        _ => [0; LANES],
+    };
+    let chunks = bytes.div_ceil(4) as usize;
+    let mut out = vec![[None; 4]; LANES];
+    for l in lanes(e.w.exec()) {
+        let vindex = if mem.idxen { u64::from(v0[l]) } else { 0 };
+        let voffset = match (mem.idxen, mem.offen) {
+            (true, true) => u64::from(v1[l]),
+            (false, true) => u64::from(v0[l]),
+            _ => 0,
+        };
+        let index = vindex + if buf.add_tid { l as u64 } else { 0 };
+        let offset = voffset + mem.offset as u64;
+        for (k, slot) in out[l].iter_mut().take(chunks).enumerate() {
+            let len = u64::from(bytes.min(4));
+            *slot = buf.address(index, offset + 4 * k as u64, len, soffset);
+        }
+    }
+    Ok(out)
+}
+
+pub fn exec(e: &mut Exec, inst: &Inst) -> R {
+    let Some(kind) = kind(inst.op) else {
+        return Err(unimplemented("vector memory opcode not simulated"));
+    };
+    let mem = inst.mem();
+    if mem.lds {
+        return Err(unimplemented("loads into LDS"));
+    }
+    if let Kind::Cache = kind {
+        fence(Ordering::SeqCst);
+        return Ok(());
+    }
+    e.mem.refresh();
+    let exec = e.w.exec();
+    let bytes = match kind {
+        Kind::Load(Load { bytes, .. }) | Kind::Store(Store { bytes, .. }) => bytes,
+        Kind::Atomic { wide, .. } => {
+            if wide {
+                8
+            } else {
+                4
+            }
+        }
+        Kind::Cache => 0,
+    };
+    // Resolve every lane's location (MUBUF: per dword chunk).
+    let mut locs: Vec<[Loc; 4]> = vec![[Loc::Dropped; 4]; LANES];
+    if inst.enc == Encoding::Mubuf {
+        let addrs = mubuf_access(e, inst, bytes)?;
+        for l in lanes(exec) {
+            for k in 0..4 {
+                locs[l][k] = addrs[l][k].map_or(Loc::Dropped, Loc::Global);
+            }
+        }
+    } else {
+        let flat = flat_locs(e, inst)?;
+        for l in lanes(exec) {
+            locs[l][0] = flat[l];
+        }
+    }
+    match kind {
+        Kind::Load(load) => {
+            let dst =
+                vreg(inst.dst).ok_or_else(|| unimplemented("a load without a VGPR target"))?;
+            // Every lane reads before any VGPR is written: a faulting lane leaves them all
+            // unchanged.
+            let mut results = [[0u8; 16]; LANES];
+            for l in lanes(exec) {
+                read_chunks(e, &locs[l], l, &mut results[l][..bytes as usize], inst.enc)?;
+            }
+            for l in lanes(exec) {
+                load.write(e.w, dst, l, &results[l]);
+            }
+            Ok(())
+        }
+        Kind::Store(store) => {
+            let data =
+                vreg(inst.src[1]).ok_or_else(|| unimplemented("a store without VGPR data"))?;
+            for l in lanes(exec) {
+                let buf = store.data(e.w, data, l);
+                write_chunks(e, &locs[l], l, &buf[..bytes as usize], inst.enc)?;
+            }
+            Ok(())
+        }
+        Kind::Atomic { op, wide } => {
+            let data =
+                vreg(inst.src[1]).ok_or_else(|| unimplemented("an atomic without VGPR data"))?;
+            let dst = vreg(inst.dst);
+            let n = if wide { 2 } else { 1 };
+            for l in lanes(exec) {
+                let get = |k: usize| u64::from(e.w.v(data + k)[l]);
+                let d = if wide { get(0) | get(1) << 32 } else { get(0) };
+                let d2 = if op.has_data2() {
+                    if wide { get(2) | get(3) << 32 } else { get(1) }
+                } else {
+                    0
+                };
+                let old = e.loc_atomic(locs[l][0], l, op, wide, d, d2)?;
+                if let Some(r) = dst {
+                    e.w.v_mut(r)[l] = old as u32;
+                    if n == 2 {
+                        e.w.v_mut(r + 1)[l] = (old >> 32) as u32;
+                    }
+                }
+            }
+            Ok(())
+        }
+        Kind::Cache => Ok(()),
+    }
+}
+
+/// Read an access that MUBUF may have split into per-dword locations.
+fn read_chunks(e: &mut Exec, locs: &[Loc; 4], lane: usize, out: &mut [u8], enc: Encoding) -> R {
+    if enc == Encoding::Mubuf && out.len() > 4 {
+        for (k, chunk) in out.chunks_mut(4).enumerate() {
+            e.loc_read(locs[k], lane, chunk)?;
+        }
+        Ok(())
+    } else {
+        e.loc_read(locs[0], lane, out)
+    }
+}
+
+fn write_chunks(e: &mut Exec, locs: &[Loc; 4], lane: usize, data: &[u8], enc: Encoding) -> R {
+    if enc == Encoding::Mubuf && data.len() > 4 {
+        for (k, chunk) in data.chunks(4).enumerate() {
+            e.loc_write(locs[k], lane, chunk)?;
+        }
+        Ok(())
+    } else {
+        e.loc_write(locs[0], lane, data)
+    }
+}

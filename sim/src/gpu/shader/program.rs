@@ -1,0 +1,178 @@
+//! The decode cache: machine code is decoded once per code object (per executable mapping)
+//! and shared by every wave and dispatch that runs it.
+//!
+//! A [`Program`] covers one executable mapping and decodes lazily, instruction by instruction,
+//! the first time a PC is fetched (code, data and padding share the mapping, so decoding
+//! eagerly would decode data). Programs are cached by mapping address; when the VM's generation
+//! changes, a cached program is kept only if every instruction it decoded still has the same
+//! words in memory.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::gpu::shader::decode::{DecodeError, MAX_INST_DWORDS, base_dwords, decode};
+use crate::gpu::shader::isa::Inst;
+use crate::gpu::shader::memory::DeviceMemory;
+use crate::gpu::target::GfxTarget;
+use crate::gpu::vm::{Access, GpuVm, HostSpan, MemoryFault};
+
+/// Dwords per lazily allocated page of decode slots.
+const PAGE_DWORDS: usize = 1024;
+
+/// Programs kept by a [`CodeCache`].
+const CACHE_PROGRAMS: usize = 64;
+
+/// One decoded (or undecodable) instruction and the words it was decoded from.
+#[derive(Debug)]
+pub struct Slot {
+    /// The instruction, or why the words do not decode.
+    pub decoded: Result<Inst, DecodeError>,
+    /// The words read at the PC (up to [`MAX_INST_DWORDS`]).
+    pub words: [u32; MAX_INST_DWORDS],
+    /// How many of `words` were readable.
+    pub available: u8,
+}
+
+impl Slot {
+    /// The instruction's own words (if it did not decode: those of its encoding's base size).
+    pub fn encoding(&self) -> Vec<u32> {
+        let n = match &self.decoded {
+            Ok(inst) => usize::from(inst.dwords),
+            Err(_) => base_dwords(self.words[0]),
+        };
+        self.words[..n.min(usize::from(self.available))].to_vec()
+    }
+}
+
+type Page = Box<[OnceLock<Slot>]>;
+
+/// Decoded code of one executable mapping.
+pub struct Program {
+    span: HostSpan,
+    target: GfxTarget,
+    generation: AtomicU64,
+    pages: Box<[OnceLock<Page>]>,
+}
+
+impl std::fmt::Debug for Program {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Program")
+            .field("span", &self.span)
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Program {
+    fn new(span: HostSpan, target: GfxTarget, generation: u64) -> Self {
+        let dwords = ((span.va_end - span.va_start) / 4) as usize;
+        let pages = dwords.div_ceil(PAGE_DWORDS);
+        Self {
+            span,
+            target,
+            generation: AtomicU64::new(generation),
+            pages: (0..pages).map(|_| OnceLock::new()).collect(),
+        }
+    }
+
+    /// Whether `pc` lies in this program's mapping.
+    #[inline]
+    pub fn contains(&self, pc: u64) -> bool {
+        pc >= self.span.va_start && pc < self.span.va_end
+    }
+
+    /// The target the code is decoded for.
+    pub fn target(&self) -> GfxTarget {
+        self.target
+    }
+
+    /// The slot for `pc`, decoding it on first use. `pc` must be 4-aligned and inside the
+    /// mapping ([`Program::contains`]).
+    #[inline]
+    pub fn fetch(&self, pc: u64) -> &Slot {
+        let index = ((pc - self.span.va_start) / 4) as usize;
+        let page = self.pages[index / PAGE_DWORDS]
+            .get_or_init(|| (0..PAGE_DWORDS).map(|_| OnceLock::new()).collect());
+        page[index % PAGE_DWORDS].get_or_init(|| self.decode_at(pc))
+    }
+
+    fn decode_at(&self, pc: u64) -> Slot {
+        let mut words = [0u32; MAX_INST_DWORDS];
+        let available = DeviceMemory::fetch_code(&self.span, pc, &mut words);
+        Slot {
+            decoded: decode(&words[..available], self.target),
+            words,
+            available: available as u8,
+        }
+    }
+
+    /// Whether every decoded slot still matches memory.
+    fn still_valid(&self) -> bool {
+        for (p, page) in self.pages.iter().enumerate() {
+            let Some(page) = page.get() else { continue };
+            for (i, slot) in page.iter().enumerate() {
+                let Some(slot) = slot.get() else { continue };
+                let pc = self.span.va_start + 4 * (p * PAGE_DWORDS + i) as u64;
+                let mut words = [0u32; MAX_INST_DWORDS];
+                let n = DeviceMemory::fetch_code(&self.span, pc, &mut words);
+                if n != usize::from(slot.available) || words[..n] != slot.words[..n] {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Decoded programs shared by all dispatches of a shader core.
+#[derive(Debug, Default)]
+pub struct CodeCache {
+    programs: Mutex<Vec<Arc<Program>>>,
+}
+
+impl CodeCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The program containing `pc`, from the cache or freshly created. Fails if `pc` is not in
+    /// an executable mapping.
+    pub fn program_for(
+        &self,
+        vm: &dyn GpuVm,
+        pc: u64,
+        target: GfxTarget,
+    ) -> Result<Arc<Program>, MemoryFault> {
+        let generation = vm.generation();
+        let span = vm.translate(pc, 4, Access::Execute)?;
+        let mut programs = self
+            .programs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(i) = programs.iter().position(|p| {
+            p.target == target
+                && p.span.va_start == span.va_start
+                && p.span.va_end == span.va_end
+                && p.span.host == span.host
+        }) {
+            let program = Arc::clone(&programs[i]);
+            if program.generation.load(Ordering::Acquire) == generation {
+                return Ok(program);
+            }
+            // Mappings changed somewhere: keep the decoded code only if its bytes did not
+            // (the same host memory is still mapped at the same range).
+            if program.still_valid() {
+                program.generation.store(generation, Ordering::Release);
+                return Ok(program);
+            }
+            programs.remove(i);
+        }
+        let program = Arc::new(Program::new(span, target, generation));
+        if programs.len() == CACHE_PROGRAMS {
+            programs.pop();
+        }
+        programs.insert(0, Arc::clone(&program));
+        Ok(program)
+    }
+}
