@@ -268,3 +268,10 @@ fn the_published_word_is_header_and_setup() {
     );
     assert_eq!(queue.word(index, 4).load(Ordering::Relaxed), 0x1000);
 }
+
+#[test]
+#[should_panic(expected = "power of two")]
+fn a_ring_that_is_not_a_power_of_two_is_refused() {
+    let queue = HostQueue::new(12);
+    let _producer = queue.producer(NoDoorbell);
+}
