@@ -169,8 +169,8 @@ impl<D: Doorbell> RingProducer<D> {
     ///
     /// # Panics
     ///
-    /// If `slots` is not a power of two (a caller bug, checked because everything else relies
-    /// on it).
+    /// If `slots` is not a power of two or `ring` is not 64-byte aligned (caller bugs, checked
+    /// because everything else relies on them).
     pub unsafe fn new(
         ring: NonNull<u8>,
         slots: u32,
@@ -180,6 +180,10 @@ impl<D: Doorbell> RingProducer<D> {
         assert!(
             slots.is_power_of_two(),
             "an AQL ring holds a power of two of slots, not {slots}"
+        );
+        assert!(
+            ring.as_ptr().addr() % align_of::<RawPacket>() == 0,
+            "an AQL ring is 64-byte aligned; {ring:p} is not"
         );
         Self {
             // `RawPacket` is one 64-byte-aligned slot; the contract says the ring is aligned.
@@ -295,7 +299,8 @@ impl<D: Doorbell> RingProducer<D> {
                     .write_dispatch_id()
                     .compare_exchange_weak(
                         write,
-                        write + count,
+                        // Wrapping: a garbage W near 2^64 must not panic.
+                        write.wrapping_add(count),
                         Ordering::AcqRel,
                         Ordering::Relaxed,
                     )
