@@ -76,7 +76,7 @@ impl Queue {
     ///     buffer
     /// });
     /// let queue = device.create_queue(gpu, &QueueOptions::default())?;
-    /// let args = [a, b, c.clone()].map(|x| Arg::ptr(x.gpu_address()));
+    /// let args = [&a, &b, &c].map(|x| Arg::ptr(x.gpu_address()));
     /// let launch = queue.launch(&kernel, &Geometry::d1(n, 64), &[args[0], args[1], args[2], Arg::u32(n)])?;
     /// launch.wait(None)?;
     /// assert!(c.to_vec::<i32>()?.iter().all(|&x| x == 3));
