@@ -68,7 +68,8 @@ impl Queue {
     /// let device = Device::open()?;
     /// let gpu = &device.gpus()?[0];
     /// let code = std::fs::read(path).expect("a committed code object");
-    /// let kernel = device.load_code_object(gpu, &code)?.kernel("vector_add")?;
+    /// let executable = device.load_code_object(gpu, &code)?;
+    /// let kernel = executable.kernel("vector_add")?;
     /// let n = 1000u32;
     /// let [a, b, c] = [1i32, 2, 0].map(|v| {
     ///     let buffer = device.alloc(gpu, MemoryLocation::Device, 4 * n as usize).unwrap();
