@@ -55,48 +55,39 @@ impl Wake for SignalState {
 }
 
 impl SignalState {
-    /// A signal from the device's pool, initialised to `initial`.
+    /// A signal from the device's pool, initialised to `initial`; with `interrupt`, it has an
+    /// event of its own that the CP fires after each update.
     pub(crate) fn create(live: &Live, initial: i64, interrupt: bool) -> Result<Self> {
-        let slot = live
-            .signals
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take(&live.kfd, interrupt)?;
-        let mailbox = if interrupt {
-            slot.event.as_ref().and_then(|e| {
-                e.mailbox_address()
-                    .map(|address| (address, e.trigger_data()))
-            })
-        } else {
-            None
-        };
-        // SAFETY: the slot is a 64-byte aligned amd_signal_t in memory the slot keeps alive;
-        // it was free (nobody else, not the CP, uses it) until now.
-        unsafe { init_signal(slot.ptr, initial, mailbox) };
-        // SAFETY: as above; from here on it is accessed only through SignalRef's atomics, and
-        // the view is used only while `slot` (owned by this state) is alive.
-        let view = unsafe { SignalRef::new(slot.ptr) };
-        Ok(Self {
-            slot: Some(slot),
-            view,
-            pool: Arc::downgrade(&live.signals),
+        Self::from_pool(live, initial, interrupt, |slot| {
+            slot.event.as_ref().and_then(mailbox)
         })
     }
 
     /// A signal without an event of its own whose CP updates fire `event`'s mailbox (several
     /// signals may share one event).
     pub(crate) fn create_sharing(live: &Live, initial: i64, event: &kfd::Event) -> Result<Self> {
+        Self::from_pool(live, initial, false, |_| mailbox(event))
+    }
+
+    /// Take a slot (with an event of its own if `own_event`) and initialise it with the
+    /// mailbox `mailbox_of` picks.
+    fn from_pool(
+        live: &Live,
+        initial: i64,
+        own_event: bool,
+        mailbox_of: impl FnOnce(&SignalSlot) -> Option<(u64, u32)>,
+    ) -> Result<Self> {
         let slot = live
             .signals
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .take(&live.kfd, false)?;
-        let mailbox = event
-            .mailbox_address()
-            .map(|address| (address, event.trigger_data()));
-        // SAFETY: as in `create`: a free, aligned amd_signal_t the slot keeps alive.
+            .take(&live.kfd, own_event)?;
+        let mailbox = mailbox_of(&slot);
+        // SAFETY: the slot is a 64-byte aligned amd_signal_t in memory the slot keeps alive;
+        // it was free (nobody else, not the CP, uses it) until now.
         unsafe { init_signal(slot.ptr, initial, mailbox) };
-        // SAFETY: as in `create`.
+        // SAFETY: as above; from here on it is accessed only through SignalRef's atomics, and
+        // the view is used only while `slot` (owned by this state) is alive.
         let view = unsafe { SignalRef::new(slot.ptr) };
         Ok(Self {
             slot: Some(slot),
@@ -282,6 +273,13 @@ impl Signal {
             Ok(previous)
         })
     }
+}
+
+/// The mailbox address and event id of a signal event.
+fn mailbox(event: &kfd::Event) -> Option<(u64, u32)> {
+    event
+        .mailbox_address()
+        .map(|address| (address, event.trigger_data()))
 }
 
 /// One wait on a signal's memory: spin, then sleep on up to two KFD events, re-checking the
