@@ -32,7 +32,8 @@
 //! `unsafe` lives in [`host_memory`](crate) (mappings of the simulator's memory), the fork gate
 //! (`pthread_atfork`), the file table (borrowing fd numbers for `fstat`), the `Sys`
 //! implementation (forwarding host calls to [`kfd::Linux`]), the command processor's device
-//! memory access (atomics on translated GPU addresses), the shader core's
+//! memory access (atomics on translated GPU addresses) and its threads (`pthread_create`,
+//! which leaves no thread-local on the caller's thread), the shader core's
 //! (`shader::memory::host`), and [`host_vm`]'s word atomics.
 
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -70,7 +71,7 @@ mod topology;
 mod user_memory;
 
 pub use config::{CacheConfig, GpuConfig, MachineConfig, NEWEST_KFD_MINOR_VERSION};
-pub use default_machine::{SIM_MACHINE_ENV, default_machine, preset};
+pub use default_machine::{SIM_MACHINE_ENV, default_machine, preset, release_default_machine};
 pub use device::CuLayout;
 pub use error::SimError;
 pub use inert::{InertQueueEngine, InertShaderCore};
