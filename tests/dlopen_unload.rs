@@ -137,6 +137,11 @@ fn is_mapped(library: &Path) -> bool {
 
 /// Build the fixture with the cargo and profile that built this test binary, and return the
 /// canonical path of the shared library.
+///
+/// The first time in a target directory this compiles the workspace crates once more: a
+/// build of this one package unifies features differently from `cargo test --workspace`
+/// (whose members' dev-dependencies turn on features of shared dependencies), so it cannot
+/// reuse that build's artifacts (about 1m40s on a 2-core machine; nothing after that).
 fn build_fixture() -> PathBuf {
     // <target-dir>/<profile-dir>/deps/dlopen_unload-<hash>
     let exe = std::env::current_exe().unwrap();
