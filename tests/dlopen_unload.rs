@@ -9,6 +9,7 @@
 //! and mappings must stay flat from the second round on. One test in its own binary, so
 //! nothing else in the process moves the counts.
 //!
+//! After the rounds the process forks once: no unloaded copy may have left a fork handler.
 //! Each fresh copy also announces the simulator once on stderr (a `Once` that only a fresh,
 //! zeroed copy runs again): the test captures stderr during the rounds and counts the
 //! announcements, one per round.
@@ -200,6 +201,28 @@ fn round(library: &Path, round: usize) {
     );
 }
 
+/// Fork once: the `pthread_atfork` handlers every copy registered (aqueduct's fork epoch, the
+/// simulator's fork gate) must have left with it, or the fork would call into unmapped code
+/// (glibc drops an object's handlers when it unloads it: they are registered with its
+/// `__dso_handle`).
+fn assert_fork_survives() {
+    // SAFETY: the child only calls `_exit`, which is async-signal-safe.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+    if pid == 0 {
+        // SAFETY: in the child: leave at once, running nothing of the parent's.
+        unsafe { libc::_exit(0) };
+    }
+    let mut status = 0;
+    // SAFETY: `pid` is our child; `status` is a valid out-pointer.
+    let waited = unsafe { libc::waitpid(pid, &raw mut status, 0) };
+    assert_eq!(waited, pid, "waitpid: {}", std::io::Error::last_os_error());
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the child of a fork after the unloads ended with status {status:#x}"
+    );
+}
+
 #[test]
 fn a_plugin_embedding_aqueduct_is_loaded_used_and_unloaded_a_hundred_times() {
     // The fixture opens the default backend. On the real kernel a fresh copy cannot bind
@@ -233,6 +256,7 @@ fn a_plugin_embedding_aqueduct_is_loaded_used_and_unloaded_a_hundred_times() {
     }
     let elapsed = started.elapsed();
     let end_kib = resident_kib();
+    assert_fork_survives();
     let said = stderr.finish();
     let announcements = said.lines().filter(|l| l.starts_with(ANNOUNCEMENT)).count();
     for line in said.lines().filter(|l| !l.starts_with(ANNOUNCEMENT)) {
