@@ -24,6 +24,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// The stack of a processor thread: std's default for spawned threads (the command
 /// processor and the shader core it runs for a one-thread dispatch were sized for it).
+/// Unlike std, `RUST_MIN_STACK` does not change it.
 const STACK_BYTES: usize = 2 << 20;
 /// The kernel keeps 15 bytes of a thread's name (`TASK_COMM_LEN` is 16 with the NUL).
 const NAME_BYTES: usize = 15;
