@@ -75,6 +75,11 @@ impl OpenDriver {
         self.0.upgrade()?.downcast::<D>().ok()
     }
 
+    /// Whether a driver is open on the binding.
+    pub fn is_open(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+
     /// Record `driver` as the open one.
     pub fn set<D: Any + Send + Sync>(&mut self, driver: &Arc<D>) {
         let weak: Weak<D> = Arc::downgrade(driver);
@@ -121,6 +126,35 @@ fn same_kernel(a: &Arc<dyn Sys>, b: &Arc<dyn Sys>) -> bool {
     } else {
         a.kernel_id() == b.kernel_id()
     }
+}
+
+/// Release every binding to an in-process simulator ([`Backend::Simulator`]) that no open
+/// driver uses: close its files and unmap its event page, as the end of the process would.
+/// Returns how many were released.
+///
+/// For a library that is being unloaded (`dlclose`) while the program goes on: the simulated
+/// kernel lives in the library's own memory and dies with it, so the binding's files and
+/// mappings, which the process would otherwise keep for the rest of its life, would leak
+/// with every unload. A binding to the real kernel is never released: the kernel keeps the
+/// KFD process (its render-node binding, its event page) until the process ends, and a fresh
+/// copy of the library must find it again. A binding some [`Kfd`] still uses is kept too.
+pub fn release_simulated_bindings() -> usize {
+    let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+    let before = registry.len();
+    registry.retain(|binding| {
+        let simulated = matches!(binding.sys.backend(), Backend::Simulator(_));
+        if !simulated || binding.lock_state().open.is_open() {
+            return true;
+        }
+        binding.release();
+        false
+    });
+    let released = before - registry.len();
+    if registry.is_empty() {
+        // Leave nothing allocated behind either.
+        *registry = Vec::new();
+    }
+    released
 }
 
 impl ProcessBinding {
@@ -195,6 +229,29 @@ impl ProcessBinding {
         if let Some(page) = state.event_page.take() {
             page.abandon();
         }
+        let _ = self.sys.close(self.kfd_fd);
+    }
+
+    /// What the end of the process does to a binding, done early: close the render-node
+    /// files, unmap and forget the event page, close `/dev/kfd` (its buffer object stays in
+    /// the kernel, which frees it with the process). Only for an in-process simulator, at
+    /// unload ([`release_simulated_bindings`]).
+    fn release(&self) {
+        if !self.is_owner_process() {
+            self.abandon();
+            return;
+        }
+        let mut state = self.lock_state();
+        if state.abandoned {
+            return;
+        }
+        state.abandoned = true;
+        for file in std::mem::take(&mut state.render_files).into_values() {
+            let _ = self.sys.close(file.fd);
+        }
+        // Dropping the page unmaps it (its address range goes back to the reservation, and
+        // the reservation, which only the page held, is unmapped in turn).
+        drop(state.event_page.take());
         let _ = self.sys.close(self.kfd_fd);
     }
 

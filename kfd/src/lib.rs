@@ -51,7 +51,7 @@ pub mod sys;
 pub mod topology;
 pub mod va_allocator;
 
-pub use binding::{ProcessBinding, RuntimeState};
+pub use binding::{ProcessBinding, RuntimeState, release_simulated_bindings};
 pub use doorbell::Doorbell;
 pub use driver::{Gpu, Kfd, LiveObjects, OpenOptions};
 pub use errno::Errno;

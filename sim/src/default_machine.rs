@@ -1,10 +1,11 @@
 //! The process-wide simulated machine that aqueduct's `Device::open()` uses when no GPU exists.
 //!
-//! It is created on first use and lives for the rest of the process. `AQUEDUCT_SIM_MACHINE`
-//! chooses its shape: `mi210` (the default), `mi300x`, `mi210-hive` (four MI210 in an XGMI
+//! It is created on first use and lives until the process ends, or until the library that
+//! holds it is unloaded ([`release_default_machine`]). `AQUEDUCT_SIM_MACHINE` chooses its
+//! shape: `mi210` (the default), `mi300x`, `mi210-hive` (four MI210 in an XGMI
 //! hive) or `mi300x-platform` (eight MI300X).
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, PoisonError};
 
 use crate::config::MachineConfig;
 use crate::error::SimError;
@@ -13,7 +14,9 @@ use crate::machine::Machine;
 /// Environment variable choosing the default machine's shape.
 pub const SIM_MACHINE_ENV: &str = "AQUEDUCT_SIM_MACHINE";
 
-static DEFAULT: OnceLock<Result<Machine, String>> = OnceLock::new();
+/// The machine, or why it could not be built; empty until the first call (a `const`
+/// initialiser: a fresh copy of this library starts empty too) and after a release.
+static DEFAULT: Mutex<Option<Result<Machine, String>>> = Mutex::new(None);
 
 /// The configuration named by `name` (see the module documentation).
 pub fn preset(name: &str) -> Result<MachineConfig, SimError> {
@@ -32,7 +35,9 @@ pub fn preset(name: &str) -> Result<MachineConfig, SimError> {
 /// returns a handle to the same machine.
 pub fn default_machine() -> Result<Machine, SimError> {
     DEFAULT
-        .get_or_init(|| {
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(|| {
             let name = std::env::var(SIM_MACHINE_ENV).unwrap_or_default();
             preset(&name)
                 .and_then(Machine::new)
@@ -40,6 +45,22 @@ pub fn default_machine() -> Result<Machine, SimError> {
         })
         .clone()
         .map_err(SimError::Config)
+}
+
+/// Drop this library's reference to the process-wide machine; the next [`default_machine`]
+/// builds a new one. Returns whether there was one.
+///
+/// For a library being unloaded (`dlclose`) while the program goes on: the machine's memory
+/// file and mappings would otherwise outlive the only code that can reach them. The machine
+/// itself goes (its processes exit, its files close, its memory is unmapped) when the last
+/// handle to it does: whoever still holds one keeps a working machine.
+pub fn release_default_machine() -> bool {
+    let machine = DEFAULT
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    // Dropped outside the lock: the last handle's drop ends the machine's processes.
+    machine.is_some()
 }
 
 #[cfg(test)]

@@ -44,7 +44,8 @@
 //! `unsafe` lives in `driver/host_memory` (mappings of the simulator's memory), the fork gate
 //! (`pthread_atfork`), the file table (borrowing fd numbers for `fstat`), the `Sys`
 //! implementation (forwarding host calls to [`kfd::Linux`]), the command processor's device
-//! memory access (atomics on translated GPU addresses), the shader core's
+//! memory access (atomics on translated GPU addresses) and its threads (`pthread_create`,
+//! which leaves no thread-local on the caller's thread), the shader core's
 //! (`shader::memory::host`), and [`host_vm`]'s word atomics.
 
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -59,7 +60,7 @@ mod machine;
 mod sys_impl;
 
 pub use config::{CacheConfig, GpuConfig, MachineConfig, NEWEST_KFD_MINOR_VERSION};
-pub use default_machine::{SIM_MACHINE_ENV, default_machine, preset};
+pub use default_machine::{SIM_MACHINE_ENV, default_machine, preset, release_default_machine};
 pub use driver::cwsr;
 pub use driver::device::CuLayout;
 pub use driver::injection::FaultInjection;

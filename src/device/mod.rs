@@ -3,7 +3,9 @@
 //!
 //! - [`registry`]: while a device is open, every `open()` in the process gets the same one;
 //! - [`lifetime`]: the handles it gives out, and how a shutdown empties them;
-//! - [`fork`]: telling a fork child from its parent cheaply.
+//! - [`fork`]: telling a fork child from its parent cheaply;
+//! - [`unload`]: what a copy of the library gives back when the plugin that embeds it is
+//!   unloaded.
 //!
 //! What the kernel ties to the process for its whole life (the `/dev/kfd` file, the render
 //! files, the event page) is kept by `kfd`'s process binding and reused by the next open;
@@ -13,6 +15,7 @@
 pub(crate) mod fork;
 pub(crate) mod lifetime;
 mod registry;
+pub(crate) mod unload;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -141,6 +144,7 @@ impl Device {
     /// Open the device behind `sys` (the real kernel, or a simulated machine of your own).
     /// While a device on the same kernel is open in this process, returns a handle to it.
     pub fn open_on(sys: Arc<dyn Sys>) -> Result<Self> {
+        unload::register_release_at_unload();
         let pid = sys.process_id();
         let mut registry = Registry::lock();
         if let Some(shared) = registry.find(sys.kernel_id(), pid) {

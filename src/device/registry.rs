@@ -7,7 +7,7 @@
 //! references, so it never keeps a device alive. Opening runs under the table's lock, so
 //! concurrent first opens build one device, not several.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError, Weak};
 
 use super::DeviceShared;
 
@@ -28,6 +28,26 @@ impl Registry {
     /// Lock the table (opens and shutdowns are serialised by it).
     pub(crate) fn lock() -> Self {
         Self(OPEN_DEVICES.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Lock the table unless another thread holds it (opening or shutting down a device).
+    pub(crate) fn try_lock() -> Option<Self> {
+        match OPEN_DEVICES.try_lock() {
+            Ok(guard) => Some(Self(guard)),
+            Err(TryLockError::Poisoned(poisoned)) => Some(Self(poisoned.into_inner())),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// Whether no device is alive in the table.
+    pub(crate) fn is_empty(&mut self) -> bool {
+        self.0.retain(|e| e.device.strong_count() > 0);
+        self.0.is_empty()
+    }
+
+    /// Give the (empty) table's memory back, as at the start (the library is being unloaded).
+    pub(crate) fn release(&mut self) {
+        *self.0 = Vec::new();
     }
 
     /// The open device of `kernel_id` in process `pid`, if one is alive and not shut down.

@@ -3,9 +3,9 @@
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::{JoinHandle, ThreadId};
 
 use super::processor::Processor;
+use super::processor_thread::ProcessorThread;
 use super::wakeup::{Control, QueueConfig, SignalWatchers};
 use crate::gpu::queue::{QueueEngine, QueueSpec, RunningQueue};
 
@@ -34,9 +34,7 @@ impl QueueEngine for CommandProcessorEngine {
         self.watchers.register(&control);
         let name = format!("cp-gpu{}-q{}", spec.gpu_id, spec.queue_id);
         let processor = Processor::new(spec, control.clone(), self.watchers.clone());
-        let thread = std::thread::Builder::new()
-            .name(name)
-            .spawn(move || processor.run());
+        let thread = ProcessorThread::spawn(&name, move || processor.run());
         let thread = match thread {
             Ok(thread) => Some(thread),
             Err(error) => {
@@ -50,7 +48,6 @@ impl QueueEngine for CommandProcessorEngine {
             }
         };
         Box::new(ProcessorHandle {
-            thread_id: thread.as_ref().map(|t| t.thread().id()),
             thread: Mutex::new(thread),
             control,
         })
@@ -60,8 +57,7 @@ impl QueueEngine for CommandProcessorEngine {
 /// A running processor, as the kernel-driver model holds it.
 struct ProcessorHandle {
     control: Arc<Control>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    thread_id: Option<ThreadId>,
+    thread: Mutex<Option<ProcessorThread>>,
 }
 
 impl RunningQueue for ProcessorHandle {
@@ -80,16 +76,15 @@ impl RunningQueue for ProcessorHandle {
 
     fn stop(&self) {
         self.control.stop();
-        if self.thread_id == Some(std::thread::current().id()) {
-            // Called from the processor itself (an interrupt handler that destroys the queue):
-            // it exits as soon as the call returns, and joining would deadlock.
-            return;
-        }
-        let thread = self
-            .thread
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let thread = {
+            let mut thread = self.thread.lock().unwrap_or_else(PoisonError::into_inner);
+            if thread.as_ref().is_some_and(ProcessorThread::is_current) {
+                // Called from the processor itself (an interrupt handler that destroys the
+                // queue): it exits as soon as the call returns, and joining would deadlock.
+                return;
+            }
+            thread.take()
+        };
         if let Some(thread) = thread {
             // A processor that panicked has stopped touching memory all the same.
             let _ = thread.join();

@@ -21,6 +21,8 @@
 //! - `signal`: completion signals, timestamps, mailboxes and interrupts;
 //! - [`queue_error`]: the errors posted to `queue_inactive_signal`;
 //! - `processor`: the per-queue loop that ties them together;
+//! - `processor_thread`: the thread it runs on, started without touching the caller's
+//!   thread-locals (so a plugin embedding the simulator can be unloaded);
 //! - `engine`: the public engine and the handle the driver holds.
 
 mod barrier;
@@ -31,6 +33,7 @@ mod fence;
 mod kernel_dispatch;
 mod pm4;
 mod processor;
+mod processor_thread;
 mod queue_descriptor;
 pub mod queue_error;
 mod ring;

@@ -117,38 +117,41 @@ pub fn decode(words: &[u32], target: GfxTarget) -> Result<Inst, DecodeError> {
 }
 
 /// Opcode lookup tables of one target, indexed by opcode number.
+///
+/// Fixed-size arrays, held inline in the `static`s of [`luts`]: nothing on the heap, so a
+/// copy of the simulator inside a plugin leaves nothing behind when the plugin is unloaded.
 pub(crate) struct Luts {
-    pub sop1: Box<[Option<Op>]>,
-    pub sop2: Box<[Option<Op>]>,
-    pub sopk: Box<[Option<Op>]>,
-    pub sopc: Box<[Option<Op>]>,
-    pub sopp: Box<[Option<Op>]>,
-    pub smem: Box<[Option<Op>]>,
-    pub vop1: Box<[Option<Op>]>,
-    pub vop2: Box<[Option<Op>]>,
-    pub vopc: Box<[Option<Op>]>,
-    pub vop3: Box<[Option<Op>]>,
-    pub vop3p: Box<[Option<Op>]>,
-    pub ds: Box<[Option<Op>]>,
-    pub flat: Box<[Option<Op>]>,
-    pub mubuf: Box<[Option<Op>]>,
+    pub sop1: [Option<Op>; 256],
+    pub sop2: [Option<Op>; 128],
+    pub sopk: [Option<Op>; 32],
+    pub sopc: [Option<Op>; 128],
+    pub sopp: [Option<Op>; 128],
+    pub smem: [Option<Op>; 256],
+    pub vop1: [Option<Op>; 256],
+    pub vop2: [Option<Op>; 64],
+    pub vopc: [Option<Op>; 256],
+    pub vop3: [Option<Op>; 1024],
+    pub vop3p: [Option<Op>; 128],
+    pub ds: [Option<Op>; 256],
+    pub flat: [Option<Op>; 384],
+    pub mubuf: [Option<Op>; 128],
     /// Whether an opcode has a VOP3 (e64) form: LLVM then suffixes its 32-bit form `_e32`.
-    pub has_e64: Box<[bool]>,
+    pub has_e64: [bool; Op::COUNT],
 }
 
-fn build(table: &[OpcodeRow], size: usize, target: GfxTarget) -> Box<[Option<Op>]> {
-    let mut lut = vec![None; size];
+fn build<const SIZE: usize>(table: &[OpcodeRow], target: GfxTarget) -> [Option<Op>; SIZE] {
+    let mut lut = [None; SIZE];
     for &(code, op, targets) in table {
         if targets.has(target) {
             lut[usize::from(code)] = Some(op);
         }
     }
-    lut.into_boxed_slice()
+    lut
 }
 
 /// The VOP3 opcodes: the VOP3-only ones and the promoted VOPC, VOP2 and VOP1 ones.
-fn build_vop3(target: GfxTarget) -> Box<[Option<Op>]> {
-    let mut lut = build(tables::VOP3, 1024, target);
+fn build_vop3(target: GfxTarget) -> [Option<Op>; 1024] {
+    let mut lut = build(tables::VOP3, target);
     for (table, base) in PROMOTED_TO_VOP3 {
         for &(code, op, targets) in table {
             if targets.has(target) && !tables::NO_E64.contains(&op) {
@@ -161,26 +164,26 @@ fn build_vop3(target: GfxTarget) -> Box<[Option<Op>]> {
 
 fn build_luts(target: GfxTarget) -> Luts {
     let vop3 = build_vop3(target);
-    let mut has_e64 = vec![false; crate::gpu::shader::isa::Op::COUNT];
+    let mut has_e64 = [false; Op::COUNT];
     for op in vop3.iter().flatten() {
         has_e64[*op as usize] = true;
     }
     Luts {
-        sop1: build(tables::SOP1, 256, target),
-        sop2: build(tables::SOP2, 128, target),
-        sopk: build(tables::SOPK, 32, target),
-        sopc: build(tables::SOPC, 128, target),
-        sopp: build(tables::SOPP, 128, target),
-        smem: build(tables::SMEM, 256, target),
-        vop1: build(tables::VOP1, 256, target),
-        vop2: build(tables::VOP2, 64, target),
-        vopc: build(tables::VOPC, 256, target),
+        sop1: build(tables::SOP1, target),
+        sop2: build(tables::SOP2, target),
+        sopk: build(tables::SOPK, target),
+        sopc: build(tables::SOPC, target),
+        sopp: build(tables::SOPP, target),
+        smem: build(tables::SMEM, target),
+        vop1: build(tables::VOP1, target),
+        vop2: build(tables::VOP2, target),
+        vopc: build(tables::VOPC, target),
         vop3,
-        vop3p: build(tables::VOP3P, 128, target),
-        ds: build(tables::DS, 256, target),
-        flat: build(tables::FLAT, 384, target),
-        mubuf: build(tables::MUBUF, 128, target),
-        has_e64: has_e64.into_boxed_slice(),
+        vop3p: build(tables::VOP3P, target),
+        ds: build(tables::DS, target),
+        flat: build(tables::FLAT, target),
+        mubuf: build(tables::MUBUF, target),
+        has_e64,
     }
 }
 

@@ -122,18 +122,16 @@ fn parse(name: &str) -> Option<Kind> {
 }
 
 fn kind(op: Op) -> Option<Kind> {
-    static TABLE: OnceLock<Vec<Option<Kind>>> = OnceLock::new();
+    // Inline in the static (no heap): nothing is left behind when a plugin is unloaded.
+    static TABLE: OnceLock<[Option<Kind>; Op::COUNT]> = OnceLock::new();
     TABLE.get_or_init(|| {
-        Op::ALL
-            .iter()
-            .map(|op| {
-                if op.info().family == crate::gpu::shader::isa::Family::Ds {
-                    parse(op.name())
-                } else {
-                    None
-                }
-            })
-            .collect()
+        std::array::from_fn::<Op, { Op::COUNT }, _>(|i| Op::ALL[i]).map(|op| {
+            if op.info().family == crate::gpu::shader::isa::Family::Ds {
+                parse(op.name())
+            } else {
+                None
+            }
+        })
     })[op as usize]
 }
 

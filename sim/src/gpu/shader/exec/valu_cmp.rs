@@ -79,18 +79,16 @@ fn parse(name: &str) -> Option<Spec> {
 }
 
 fn spec(op: Op) -> Option<Spec> {
-    static TABLE: OnceLock<Vec<Option<Spec>>> = OnceLock::new();
+    // Inline in the static (no heap): nothing is left behind when a plugin is unloaded.
+    static TABLE: OnceLock<[Option<Spec>; Op::COUNT]> = OnceLock::new();
     TABLE.get_or_init(|| {
-        Op::ALL
-            .iter()
-            .map(|op| {
-                if op.info().family == Family::Vopc {
-                    parse(op.name())
-                } else {
-                    None
-                }
-            })
-            .collect()
+        std::array::from_fn::<Op, { Op::COUNT }, _>(|i| Op::ALL[i]).map(|op| {
+            if op.info().family == Family::Vopc {
+                parse(op.name())
+            } else {
+                None
+            }
+        })
     })[op as usize]
 }
 

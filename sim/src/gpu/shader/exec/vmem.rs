@@ -66,15 +66,15 @@ fn parse(name: &str) -> Option<Kind> {
 }
 
 fn kind(op: Op) -> Option<Kind> {
-    static TABLE: OnceLock<Vec<Option<Kind>>> = OnceLock::new();
+    // Inline in the static (no heap): nothing is left behind when a plugin is unloaded.
+    static TABLE: OnceLock<[Option<Kind>; Op::COUNT]> = OnceLock::new();
     TABLE.get_or_init(|| {
-        Op::ALL
-            .iter()
-            .map(|op| match op.info().family {
+        std::array::from_fn::<Op, { Op::COUNT }, _>(|i| Op::ALL[i]).map(|op| {
+            match op.info().family {
                 Family::Flat | Family::Global | Family::Scratch | Family::Mubuf => parse(op.name()),
                 _ => None,
-            })
-            .collect()
+            }
+        })
     })[op as usize]
 }
 

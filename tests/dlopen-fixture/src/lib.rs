@@ -1,0 +1,143 @@
+//! A plugin that embeds aqueduct: `tests/dlopen_unload.rs` loads it with `dlopen`, calls
+//! [`aqueduct_fixture_run`] and unloads it, many times in one process.
+//!
+//! One call does what a plugin's user would: open the device, load the committed `gfx90a`
+//! `atomic_counter` kernel, allocate, create a queue, dispatch, wait, check the result and shut
+//! the device down. No thread of aqueduct's outlives the call, and nothing is left on the
+//! caller's thread that would keep the library mapped after `dlclose` (see the "Loading
+//! aqueduct as a plugin" section of the README).
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+use std::time::Duration;
+
+use aqueduct::aql::builder::{DispatchBuilder, DispatchLimits};
+use aqueduct::{Condition, Device, MemoryLocation, QueueOptions};
+
+/// The committed code object: with a one-work-item grid, `atomic_counter(counter, old, n)`
+/// adds `n` to `counter[0]` and stores the old value to `old[0]`.
+static ATOMIC_COUNTER: &[u8] = include_bytes!("../../kernels/bin/gfx90a/atomic_counter.co5");
+
+/// How long one dispatch may take on the simulator before the call reports a hang.
+const DISPATCH_PATIENCE: Duration = Duration::from_secs(30);
+
+/// Open the device, run one `atomic_counter` dispatch, check its result, shut the device down.
+///
+/// Returns 0 on success. Otherwise returns a non-zero code and writes why (UTF-8, truncated to
+/// fit, NUL-terminated) into `message[..len]` when `message` is not null.
+///
+/// # Safety
+///
+/// `message` is null, or valid for writes of `len` bytes for the duration of the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aqueduct_fixture_run(message: *mut u8, len: usize) -> i32 {
+    let failure = match std::panic::catch_unwind(run) {
+        Ok(Ok(())) => return 0,
+        Ok(Err(why)) => why,
+        Err(_) => "panicked (the panic message went to stderr)".to_owned(),
+    };
+    if !message.is_null() && len > 0 {
+        let bytes = failure.as_bytes();
+        let n = bytes.len().min(len - 1);
+        // SAFETY: the caller guarantees `message` is valid for `len` bytes of writes; we write
+        // `n + 1 <= len` bytes, and `bytes` (our own string) cannot overlap the caller's buffer.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), message, n);
+            *message.add(n) = 0;
+        }
+    }
+    1
+}
+
+/// One open → load → allocate → queue → dispatch → check → shutdown, every failure as text.
+fn run() -> Result<(), String> {
+    let device = Device::open().map_err(|e| format!("opening the device: {e}"))?;
+    let result = dispatch_once(&device);
+    // Shut down even when the dispatch failed: nothing may outlive the call.
+    let shutdown = device.shutdown().map_err(|e| format!("shutting down: {e}"));
+    result.and(shutdown)
+}
+
+fn dispatch_once(device: &Device) -> Result<(), String> {
+    let gpu = device
+        .gpus()
+        .map_err(|e| e.to_string())?
+        .first()
+        .cloned()
+        .ok_or("the device has no GPU")?;
+    let executable = device
+        .load_code_object(&gpu, ATOMIC_COUNTER)
+        .map_err(|e| format!("loading atomic_counter: {e}"))?;
+    let kernel = executable
+        .kernel("atomic_counter")
+        .map_err(|e| e.to_string())?;
+    let step = |what: &str, e: aqueduct::Error| format!("{what}: {e}");
+
+    // counter[0] starts at 41, old[0] at a value the kernel must overwrite.
+    let memory = device
+        .alloc(&gpu, MemoryLocation::HostFine, 8)
+        .map_err(|e| step("allocating the counter", e))?;
+    memory
+        .write(0, &[41u32, 0xdead_beef])
+        .map_err(|e| step("writing the counter", e))?;
+    let kernargs = device
+        .alloc(
+            &gpu,
+            MemoryLocation::Kernarg,
+            (kernel.kernarg_size as usize).max(64),
+        )
+        .map_err(|e| step("allocating the kernarg segment", e))?;
+    let explicit: Vec<_> = kernel
+        .args
+        .iter()
+        .filter(|a| !a.value_kind.is_hidden())
+        .collect();
+    let [counter, old, n] = explicit.as_slice() else {
+        return Err(format!(
+            "atomic_counter has {} explicit arguments, expected 3",
+            explicit.len()
+        ));
+    };
+    let at = |arg: &aqueduct::loader::KernelArg| arg.offset as usize;
+    kernargs
+        .write(at(counter), &[memory.gpu_address()])
+        .and_then(|()| kernargs.write(at(old), &[memory.gpu_address() + 4]))
+        .and_then(|()| kernargs.write(at(n), &[1u32]))
+        .map_err(|e| step("writing the kernel arguments", e))?;
+
+    let queue = device
+        .create_queue(
+            &gpu,
+            &QueueOptions {
+                packets: 64,
+                ..QueueOptions::default()
+            },
+        )
+        .map_err(|e| step("creating the queue", e))?;
+    let done = device
+        .signal(1)
+        .map_err(|e| step("creating the signal", e))?;
+    let packet = DispatchBuilder::new(kernel.kernel_object, kernargs.gpu_address())
+        .grid_1d(1, 1)
+        .group_segment_size(kernel.group_segment_size)
+        .private_segment_size(kernel.private_segment_size)
+        .completion_signal(done.handle())
+        .build(&DispatchLimits::GFX9)
+        .map_err(|e| format!("building the dispatch packet: {e}"))?;
+    queue
+        .dispatch(&packet)
+        .map_err(|e| step("dispatching", e))?;
+    queue
+        .wait(&done, Condition::Eq, 0, Some(DISPATCH_PATIENCE))
+        .map_err(|e| step("waiting for the dispatch", e))?;
+    let result = memory
+        .to_vec::<u32>()
+        .map_err(|e| step("reading the counter", e))?;
+    if result == [42, 41] {
+        Ok(())
+    } else {
+        Err(format!(
+            "atomic_counter left counter, old = {result:?}, expected [42, 41]"
+        ))
+    }
+}
