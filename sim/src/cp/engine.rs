@@ -7,7 +7,7 @@ use std::thread::{JoinHandle, ThreadId};
 
 use super::processor::Processor;
 use super::wakeup::{Control, QueueConfig, SignalWatchers};
-use crate::queue::{QueueEngine, QueueSpec, RunningQueue};
+use crate::queue::{ProcessorProgress, QueueEngine, QueueSpec, RunningQueue};
 
 /// The simulated command processor: [`QueueEngine::start`] gives every AQL queue its own
 /// processor thread, parked until the queue's doorbell rings.
@@ -76,6 +76,10 @@ impl RunningQueue for ProcessorHandle {
             percentage,
             priority,
         });
+    }
+
+    fn progress(&self) -> Option<ProcessorProgress> {
+        Some(self.control.progress())
     }
 
     fn stop(&self) {
