@@ -203,10 +203,16 @@ fn abort_stops_a_kernel_that_never_ends() {
         // s_branch -1: loops forever.
         let raw = gpu.load_raw(&[0xBF82_FFFF]);
         let start = Instant::now();
+        let slices_before = gpu.core.slices_run();
         let result = std::thread::scope(|s| {
             let run = s.spawn(|| gpu.dispatch_raw(&raw, [256, 1, 1], [64, 1, 1], &[]));
-            std::thread::sleep(Duration::from_millis(50));
+            // Abort only once the loop runs: a few slices past the start (each one is a
+            // bounded run of the loop's instructions).
+            let looping = test_support::wait::until(Duration::from_secs(30), || {
+                gpu.core.slices_run() >= slices_before + 3
+            });
             gpu.abort.store(true, Ordering::SeqCst);
+            assert!(looping, "the endless loop never ran");
             run.join().expect("dispatch thread")
         });
         assert_eq!(result, Err(DispatchError::Aborted));
