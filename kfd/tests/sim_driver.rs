@@ -4,8 +4,9 @@
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use amdgpu_sim::queue::{QueueEngine, QueueSpec, RunningQueue};
@@ -679,10 +680,16 @@ fn the_per_device_queue_limit_is_enospc() {
 fn xnack_changes_without_queues() {
     let (_machine, sys) = machine(small(1));
     let kfd = open(&sys).unwrap();
+    // The kernel's own answer, asked with a separate ioctl (SET_XNACK_MODE with -1 queries),
+    // not the value the driver remembers having set.
+    let kernel = |kfd: &Kfd| ioctls::set_xnack_mode(sys.as_ref(), kfd.kfd_fd(), -1).unwrap() != 0;
     let before = kfd.xnack_enabled().unwrap();
+    assert_eq!(kernel(&kfd), before);
     kfd.set_xnack_mode(!before).unwrap();
+    assert_eq!(kernel(&kfd), !before);
     assert_eq!(kfd.xnack_enabled(), Some(!before));
     kfd.set_xnack_mode(before).unwrap();
+    assert_eq!(kernel(&kfd), before);
     assert_eq!(kfd.xnack_enabled(), Some(before));
     close(kfd);
 }
@@ -1228,12 +1235,24 @@ fn an_event_destroyed_during_a_wait_ends_it_with_eio() {
 #[test]
 fn concurrent_opens_and_closes_share_one_driver_and_leak_nothing() {
     let (machine, sys) = machine(small(2));
+    // The driver open at the moment (if any), and every kfd fd any open returned.
+    let current: Mutex<Weak<Kfd>> = Mutex::new(Weak::new());
+    let kfd_fds: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
     std::thread::scope(|scope| {
         for t in 0..6u8 {
-            let sys = &sys;
+            let (sys, current, kfd_fds) = (&sys, &current, &kfd_fds);
             scope.spawn(move || {
                 for _ in 0..15 {
                     let kfd = open(sys).unwrap();
+                    {
+                        // One driver: while another thread's is alive, an open returns it.
+                        let mut current = current.lock().unwrap();
+                        if let Some(other) = current.upgrade() {
+                            assert!(Arc::ptr_eq(&other, &kfd), "two drivers open at once");
+                        }
+                        *current = Arc::downgrade(&kfd);
+                    }
+                    kfd_fds.lock().unwrap().insert(kfd.kfd_fd());
                     let gpu = kfd.gpus()[usize::from(t) % 2].gpu_id();
                     let bo = kfd
                         .allocate(gpu, Allocation::new(MemoryKind::GttFine, 8192))
@@ -1254,6 +1273,8 @@ fn concurrent_opens_and_closes_share_one_driver_and_leak_nothing() {
             });
         }
     });
+    // One process binding under every open: the same /dev/kfd file throughout.
+    assert_eq!(kfd_fds.into_inner().unwrap().len(), 1);
     assert_eq!(machine.process_counts(pid()), binding_only(2));
 }
 
