@@ -1015,9 +1015,9 @@ fn interrupted_waits_restart_with_the_time_that_remains() {
         .interrupt_waits(1, Duration::from_millis(10));
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            while recorder.timeouts.lock().unwrap().is_empty() {
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            assert!(test_support::wait::until(Duration::from_secs(30), || {
+                !recorder.timeouts.lock().unwrap().is_empty()
+            }));
             event.set().unwrap();
         });
         assert_eq!(event.wait(None).unwrap().status, WaitStatus::Complete);
@@ -1196,7 +1196,7 @@ fn queries_pass_the_kernels_answers_through() {
 
 #[test]
 fn an_event_destroyed_during_a_wait_ends_it_with_eio() {
-    let (_machine, sys) = machine(small(1));
+    let (machine, sys) = machine(small(1));
     let kfd = open(&sys).unwrap();
     // The destroy must land while the wait sleeps; should the waiter be late (a loaded
     // machine), the wait sees an unknown id instead (EINVAL) and the attempt is repeated.
@@ -1210,10 +1210,11 @@ fn an_event_destroyed_during_a_wait_ends_it_with_eio() {
                 waiting.store(true, Ordering::SeqCst);
                 event.wait(Some(Duration::from_secs(30)))
             });
-            while !waiting.load(Ordering::SeqCst) {
-                std::thread::yield_now();
-            }
-            std::thread::sleep(Duration::from_millis(50));
+            // Destroy once the simulated driver has the waiter asleep on the event (or the
+            // waiter has already failed).
+            assert!(test_support::wait::until(Duration::from_secs(30), || {
+                machine.sleeping_event_waiters(pid(), id) > 0 || waiter.is_finished()
+            }));
             // Behind the driver's back, as another thread of a buggy program could.
             ioctls::destroy_event(sys.as_ref(), kfd.kfd_fd(), id).unwrap();
             waiter.join().unwrap()

@@ -56,7 +56,10 @@ mod tests {
         let before = ticks_at(monotonic_raw_ns());
         let gpu = gpu_timestamp();
         let after = ticks_at(monotonic_raw_ns());
-        assert!(before <= gpu && gpu <= after, "{before} <= {gpu} <= {after}");
+        assert!(
+            before <= gpu && gpu <= after,
+            "{before} <= {gpu} <= {after}"
+        );
         assert!(gpu_timestamp() >= gpu);
     }
 }
