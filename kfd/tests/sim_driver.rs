@@ -4,8 +4,9 @@
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use amdgpu_sim::queue::{QueueEngine, QueueSpec, RunningQueue};
@@ -679,10 +680,16 @@ fn the_per_device_queue_limit_is_enospc() {
 fn xnack_changes_without_queues() {
     let (_machine, sys) = machine(small(1));
     let kfd = open(&sys).unwrap();
+    // The kernel's own answer, asked with a separate ioctl (SET_XNACK_MODE with -1 queries),
+    // not the value the driver remembers having set.
+    let kernel = |kfd: &Kfd| ioctls::set_xnack_mode(sys.as_ref(), kfd.kfd_fd(), -1).unwrap() != 0;
     let before = kfd.xnack_enabled().unwrap();
+    assert_eq!(kernel(&kfd), before);
     kfd.set_xnack_mode(!before).unwrap();
+    assert_eq!(kernel(&kfd), !before);
     assert_eq!(kfd.xnack_enabled(), Some(!before));
     kfd.set_xnack_mode(before).unwrap();
+    assert_eq!(kernel(&kfd), before);
     assert_eq!(kfd.xnack_enabled(), Some(before));
     close(kfd);
 }
@@ -1008,9 +1015,9 @@ fn interrupted_waits_restart_with_the_time_that_remains() {
         .interrupt_waits(1, Duration::from_millis(10));
     std::thread::scope(|scope| {
         scope.spawn(|| {
-            while recorder.timeouts.lock().unwrap().is_empty() {
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            assert!(test_support::wait::until(Duration::from_secs(30), || {
+                !recorder.timeouts.lock().unwrap().is_empty()
+            }));
             event.set().unwrap();
         });
         assert_eq!(event.wait(None).unwrap().status, WaitStatus::Complete);
@@ -1189,7 +1196,7 @@ fn queries_pass_the_kernels_answers_through() {
 
 #[test]
 fn an_event_destroyed_during_a_wait_ends_it_with_eio() {
-    let (_machine, sys) = machine(small(1));
+    let (machine, sys) = machine(small(1));
     let kfd = open(&sys).unwrap();
     // The destroy must land while the wait sleeps; should the waiter be late (a loaded
     // machine), the wait sees an unknown id instead (EINVAL) and the attempt is repeated.
@@ -1203,10 +1210,11 @@ fn an_event_destroyed_during_a_wait_ends_it_with_eio() {
                 waiting.store(true, Ordering::SeqCst);
                 event.wait(Some(Duration::from_secs(30)))
             });
-            while !waiting.load(Ordering::SeqCst) {
-                std::thread::yield_now();
-            }
-            std::thread::sleep(Duration::from_millis(50));
+            // Destroy once the simulated driver has the waiter asleep on the event (or the
+            // waiter has already failed).
+            assert!(test_support::wait::until(Duration::from_secs(30), || {
+                machine.sleeping_event_waiters(pid(), id) > 0 || waiter.is_finished()
+            }));
             // Behind the driver's back, as another thread of a buggy program could.
             ioctls::destroy_event(sys.as_ref(), kfd.kfd_fd(), id).unwrap();
             waiter.join().unwrap()
@@ -1228,12 +1236,24 @@ fn an_event_destroyed_during_a_wait_ends_it_with_eio() {
 #[test]
 fn concurrent_opens_and_closes_share_one_driver_and_leak_nothing() {
     let (machine, sys) = machine(small(2));
+    // The driver open at the moment (if any), and every kfd fd any open returned.
+    let current: Mutex<Weak<Kfd>> = Mutex::new(Weak::new());
+    let kfd_fds: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
     std::thread::scope(|scope| {
         for t in 0..6u8 {
-            let sys = &sys;
+            let (sys, current, kfd_fds) = (&sys, &current, &kfd_fds);
             scope.spawn(move || {
                 for _ in 0..15 {
                     let kfd = open(sys).unwrap();
+                    {
+                        // One driver: while another thread's is alive, an open returns it.
+                        let mut current = current.lock().unwrap();
+                        if let Some(other) = current.upgrade() {
+                            assert!(Arc::ptr_eq(&other, &kfd), "two drivers open at once");
+                        }
+                        *current = Arc::downgrade(&kfd);
+                    }
+                    kfd_fds.lock().unwrap().insert(kfd.kfd_fd());
                     let gpu = kfd.gpus()[usize::from(t) % 2].gpu_id();
                     let bo = kfd
                         .allocate(gpu, Allocation::new(MemoryKind::GttFine, 8192))
@@ -1254,6 +1274,8 @@ fn concurrent_opens_and_closes_share_one_driver_and_leak_nothing() {
             });
         }
     });
+    // One process binding under every open: the same /dev/kfd file throughout.
+    assert_eq!(kfd_fds.into_inner().unwrap().len(), 1);
     assert_eq!(machine.process_counts(pid()), binding_only(2));
 }
 

@@ -489,3 +489,91 @@ fn bundles_pick_the_best_code_object() {
         CodeObject::parse(&entry.bytes).unwrap();
     }
 }
+
+/// The synthetic objects kept, with what llvm-readelf-19 says about them, in
+/// `tests/loader-oracle/`: the bytes in `synth/`, the readelf output in `golden/synth/`
+/// (written and drift-checked by `generate.sh`, so LLVM reads what our ELF writer makes).
+fn kept_objects() -> Vec<(&'static str, Vec<u8>)> {
+    let mut no_sections = program();
+    no_sections.start_vaddr = 0x10000;
+    no_sections.section_headers = false;
+    no_sections.symtab = false;
+    let mut kd_after_code = program();
+    kd_after_code.descriptors_after_code = true;
+    vec![
+        ("program.co", program().build()),
+        ("program.no-sections.co", no_sections.build()),
+        ("program.kd-after-code.co", kd_after_code.build()),
+    ]
+}
+
+fn oracle_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/loader-oracle")
+}
+
+/// `(name, value)` of every row of one symbol table in llvm-readelf's `-s`/`--dyn-syms` output.
+fn readelf_symbols(readelf: &str, table: &str) -> Vec<(String, u64)> {
+    let mut rows = Vec::new();
+    let mut inside = false;
+    for line in readelf.lines() {
+        if line.starts_with("Symbol table ") {
+            // Without section headers llvm-readelf lists the dynamic symbols "for image".
+            inside = line.starts_with(&format!("Symbol table '{table}'"))
+                || (table == ".dynsym" && line.starts_with("Symbol table for image"));
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if !inside || fields.len() < 8 || !fields[0].ends_with(':') || fields[0] == "Num:" {
+            continue;
+        }
+        let value = u64::from_str_radix(fields[1], 16).expect("readelf symbol value");
+        rows.push((fields[7].to_owned(), value));
+    }
+    rows
+}
+
+#[test]
+fn kept_synthetic_objects_are_unchanged_and_llvm_readelf_agrees_with_the_loader() {
+    if std::env::var_os("AQUEDUCT_BLESS_SYNTH").is_some_and(|v| !v.is_empty()) {
+        for (name, bytes) in kept_objects() {
+            std::fs::write(oracle_dir().join("synth").join(name), &bytes).unwrap();
+        }
+    }
+    for (name, bytes) in kept_objects() {
+        let path = oracle_dir().join("synth").join(name);
+        let kept = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            kept == bytes,
+            "{name}: the ELF writer's output changed; rerun with AQUEDUCT_BLESS_SYNTH=1, then \
+             tests/loader-oracle/generate.sh, and review the readelf diff"
+        );
+        let golden = oracle_dir()
+            .join("golden/synth")
+            .join(format!("{name}.readelf"));
+        let readelf = std::fs::read_to_string(&golden)
+            .unwrap_or_else(|e| panic!("{}: {e}", golden.display()));
+        let co = CodeObject::parse(&bytes).unwrap();
+        // Every symbol the loader reads is where llvm-readelf reads it, and no more or fewer.
+        for (table, ours) in [
+            (".dynsym", co.dynamic_symbols()),
+            (".symtab", co.static_symbols()),
+        ] {
+            let mut llvm: Vec<(String, u64)> = readelf_symbols(&readelf, table)
+                .into_iter()
+                .filter(|(n, _)| !n.is_empty())
+                .collect();
+            let mut ours: Vec<(String, u64)> = ours
+                .iter()
+                .filter(|s| !s.name.is_empty())
+                .map(|s| (s.name.to_owned(), s.value))
+                .collect();
+            llvm.sort();
+            ours.sort();
+            assert_eq!(ours, llvm, "{name} {table}");
+        }
+        assert!(
+            readelf.contains("AMDGPU Metadata"),
+            "{name}: no metadata note"
+        );
+    }
+}

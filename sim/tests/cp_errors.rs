@@ -7,7 +7,7 @@ use amdgpu_sim::vm::{Access, FaultKind, MemoryFault};
 use aql::queue::queue_error;
 use aql::{AmdFormat, Header, PacketType, QueueProperties, RawPacket};
 use cp_support::{
-    Behaviour, Bench, Interrupt, LDS_BYTES, SETTLE, TestQueue, barrier, dispatch, field, raw,
+    Behaviour, Bench, Interrupt, LDS_BYTES, TestQueue, barrier, dispatch, field, raw,
 };
 
 /// Submit `packet` followed by a harmless dispatch; check that the queue halts on the first
@@ -24,7 +24,7 @@ fn expect_halt(bench: &Bench, queue: &TestQueue, packet: &RawPacket, word: i64) 
     bench
         .sink
         .wait_for(Interrupt::EndOfPipe(queue.inactive.event_id));
-    std::thread::sleep(SETTLE);
+    queue.settle();
     assert_eq!(
         queue.read_index(),
         index,
@@ -230,7 +230,7 @@ fn insufficient_scratch_halts_before_launch_and_resumes_when_the_host_stores_zer
     bench
         .sink
         .wait_for(Interrupt::EndOfPipe(queue.inactive.event_id));
-    std::thread::sleep(SETTLE);
+    queue.settle();
     assert_eq!(bench.shader.launch_count(), 0, "halted before launch");
     assert_eq!(
         queue.read_index(),
@@ -271,7 +271,7 @@ fn use_once_scratch_is_reported_after_the_dispatch_and_the_queue_waits_for_the_h
 
     bench.wait_value(first, 0);
     assert_eq!(queue.wait_error(), queue_error::SCRATCH_USE_ONCE_DONE);
-    std::thread::sleep(SETTLE);
+    queue.settle();
     assert_eq!(bench.value(second), 1, "the queue waits for the reclaim");
     assert_eq!(queue.read_index(), 1, "the dispatch itself completed");
 
@@ -302,7 +302,7 @@ fn minus_one_from_the_host_kills_a_halted_queue() {
         .vm
         .store_u32(queue.descriptor + field::SCRATCH_WAVE64_LANE_BYTE_SIZE, 16);
     queue.ring_doorbell(0);
-    std::thread::sleep(SETTLE);
+    queue.settle();
     assert_eq!(
         bench.shader.launch_count(),
         0,
@@ -330,7 +330,7 @@ fn a_faulting_kernel_raises_a_vm_fault_and_makes_the_queue_inactive() {
         kind: FaultKind::NotPresent,
     };
     bench.sink.wait_for(Interrupt::VmFault(fault));
-    std::thread::sleep(SETTLE);
+    queue.settle();
     assert_eq!(
         bench.sink.count(Interrupt::VmFault(fault)),
         1,
@@ -379,7 +379,7 @@ fn an_unmapped_completion_signal_is_a_gpu_fault_not_a_host_crash() {
     bench
         .sink
         .wait_for_match("a VM fault", |i| matches!(i, Interrupt::VmFault(_)));
-    std::thread::sleep(SETTLE);
+    queue.settle();
     let faults: Vec<_> = bench
         .sink
         .log()

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use aql::{FenceScope, Header, PacketType, QueueProperties, SignalCondition};
 use cp_support::{
-    Behaviour, Bench, Gate, Interrupt, LDS_BYTES, SETTLE, barrier, barrier_value, dispatch, raw,
+    Behaviour, Bench, Gate, Interrupt, LDS_BYTES, barrier, barrier_value, dispatch, raw,
     signal_field, wait_for,
 };
 
@@ -154,7 +154,7 @@ fn barrier_and_waits_for_every_dependency_and_blocks_later_packets() {
         done.handle,
     )));
     queue.submit(&raw(&dispatch(bench.kernel(0), after.handle)));
-    std::thread::sleep(SETTLE);
+    queue.settle();
     assert_eq!(queue.read_index(), 0, "the barrier waits");
     assert_eq!(
         bench.shader.launch_count(),
@@ -163,7 +163,7 @@ fn barrier_and_waits_for_every_dependency_and_blocks_later_packets() {
     );
 
     bench.set_value(a, 0);
-    std::thread::sleep(SETTLE);
+    queue.settle();
     assert_eq!(queue.read_index(), 0, "one dependency is not enough");
 
     bench.set_value(b, 0);
@@ -195,7 +195,7 @@ fn barrier_or_waits_for_any_dependency_and_nulls_never_satisfy_it() {
         [0, a.handle, 0, b.handle, 0],
         done.handle,
     )));
-    std::thread::sleep(SETTLE);
+    queue.settle();
     assert_eq!(
         bench.value(done),
         1,
@@ -213,7 +213,7 @@ fn barrier_or_with_only_nulls_waits_until_the_queue_is_destroyed() {
     let queue = bench.queue(64);
     let done = bench.signal(1);
     queue.submit(&raw(&barrier(PacketType::BARRIER_OR, [0; 5], done.handle)));
-    std::thread::sleep(SETTLE);
+    queue.settle();
     queue.running.stop();
     assert_eq!(bench.value(done), 1);
     assert_eq!(queue.read_index(), 0);
@@ -243,7 +243,7 @@ fn barrier_value_compares_the_masked_value_signed() {
             mask,
             done.handle,
         )));
-        std::thread::sleep(SETTLE);
+        queue.settle();
         assert_eq!(
             bench.value(done),
             1,
@@ -294,7 +294,7 @@ fn a_barrier_and_chains_two_queues() {
     second.submit(&raw(&dispatch(bench.kernel(2), second_done.handle)));
     first.submit(&raw(&dispatch(bench.kernel(1), first_done.handle)));
     wait_for("the first kernel to start", || gate.arrived() == 1);
-    std::thread::sleep(SETTLE);
+    second.settle();
     assert_eq!(
         bench.vm.load_u64(marker),
         0,
@@ -346,7 +346,7 @@ fn an_invalid_header_stalls_until_it_is_published() {
     let second = queue.reserve();
     queue.publish(second, &raw(&dispatch(bench.kernel(1), signal.handle)));
     queue.ring_doorbell(second);
-    std::thread::sleep(SETTLE);
+    queue.settle();
     assert_eq!(queue.read_index(), 0, "the CP stalls on the INVALID slot 0");
     assert_eq!(bench.shader.launch_count(), 0, "and never skips it");
     assert_eq!(
@@ -376,7 +376,7 @@ fn a_published_packet_is_found_by_polling_even_without_a_new_doorbell() {
     // stalls on the INVALID header and re-reads it.
     let index = queue.reserve();
     queue.ring_doorbell(index);
-    std::thread::sleep(SETTLE);
+    queue.settle();
     queue.publish(index, &raw(&dispatch(bench.kernel(0), signal.handle)));
     bench.wait_value(signal, 0);
 }
@@ -405,7 +405,7 @@ fn a_doorbell_beyond_the_published_packets_processes_nothing_unpublished() {
     bench.wait_value(signal, 0);
     // A garbage doorbell far ahead of anything written.
     queue.ring_doorbell(1_000_000);
-    std::thread::sleep(SETTLE);
+    queue.settle();
     assert_eq!(queue.read_index(), 1);
     assert_eq!(bench.shader.launch_count(), 1);
     assert_eq!(queue.inactive_value(), 0);
@@ -615,7 +615,7 @@ fn a_pm4_indirect_buffer_writes_waits_and_interrupts() {
     packet.0[7] = done.handle;
 
     queue.submit(&packet);
-    std::thread::sleep(SETTLE);
+    queue.settle();
     assert_eq!(bench.value(done), 1, "WAIT_REG_MEM waits for the flag");
     assert_eq!(bench.vm.load_u64(target), 0);
     bench.vm.store_u32(flag, 0x307); // (0x307 & 0xFF) == 7

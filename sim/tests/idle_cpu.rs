@@ -46,8 +46,14 @@ fn an_idle_machine_with_queues_and_a_blocked_waiter_uses_no_cpu() {
             let mut timeout = KFD_EVENT_TIMEOUT_INFINITE;
             ioctls::wait_events(&s.machine, s.kfd, &mut events, false, &mut timeout)
         });
-        // Let everything settle into its idle state, then measure.
-        std::thread::sleep(Duration::from_millis(100));
+        // Measure once the waiter sleeps (the queues' processors park at creation; a little
+        // time for their threads to get there is within the margin below).
+        let asleep = test_support::wait::until(Duration::from_secs(30), || {
+            s.machine
+                .sleeping_event_waiters(std::process::id() as i32, event)
+                > 0
+        });
+        assert!(asleep, "the waiter never slept");
         let before = cpu_time();
         std::thread::sleep(Duration::from_millis(500));
         let used = cpu_time().checked_sub(before).unwrap();

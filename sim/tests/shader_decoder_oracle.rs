@@ -21,33 +21,32 @@ struct Line {
     words: Vec<u32>,
 }
 
-fn parse(dis: &str) -> Vec<Line> {
+/// Every instruction line (a line that starts with a tab) of a golden disassembly; an
+/// instruction line that does not parse is an error, never dropped.
+fn parse(dis: &str) -> Result<Vec<Line>, String> {
     let mut lines = Vec::new();
-    for raw in dis.lines() {
-        if !raw.starts_with('\t') {
-            continue;
-        }
-        let Some((text, comment)) = raw.split_once("//") else {
-            continue;
-        };
-        let comment = comment.trim();
-        let Some((address, rest)) = comment.split_once(':') else {
-            continue;
-        };
-        let Ok(address) = u64::from_str_radix(address.trim(), 16) else {
-            continue;
-        };
-        let words = rest
+    for raw in dis.lines().filter(|raw| raw.starts_with('\t')) {
+        let bad = |why: &str| format!("unparsable instruction line ({why}): {raw:?}");
+        let (text, comment) = raw.split_once("//").ok_or_else(|| bad("no // comment"))?;
+        let (address, rest) = comment
+            .trim()
+            .split_once(':')
+            .ok_or_else(|| bad("no address"))?;
+        let address = u64::from_str_radix(address.trim(), 16).map_err(|_| bad("address"))?;
+        let words: Vec<u32> = rest
             .split_whitespace()
             .map_while(|w| u32::from_str_radix(w, 16).ok())
             .collect();
+        if words.is_empty() || words.len() > 3 {
+            return Err(bad("encoding words"));
+        }
         lines.push(Line {
             text: text.split_whitespace().collect::<Vec<_>>().join(" "),
             address,
             words,
         });
     }
-    lines
+    Ok(lines)
 }
 
 /// The dword at `address` in the code object's `.text`.
@@ -70,6 +69,7 @@ fn normalise(s: &str) -> String {
 #[test]
 fn decoder_matches_llvm_objdump_on_every_corpus_instruction() {
     let mut checked = 0usize;
+    let mut instruction_lines = 0usize;
     let mut objects = 0usize;
     let mut failures = Vec::new();
     for (dir, target) in [("gfx90a", GfxTarget::Gfx90a), ("gfx942", GfxTarget::Gfx942)] {
@@ -86,7 +86,9 @@ fn decoder_matches_llvm_objdump_on_every_corpus_instruction() {
             let elf = std::fs::read(&co_path).expect("code object next to its disassembly");
             let (text_addr, text) = text_words(&elf);
             objects += 1;
-            for line in parse(&dis) {
+            instruction_lines += dis.lines().filter(|l| l.starts_with('\t')).count();
+            let lines = parse(&dis).unwrap_or_else(|e| panic!("{}: {e}", dis_path.display()));
+            for line in lines {
                 let index = ((line.address - text_addr) / 4) as usize;
                 let words = &text[index..(index + 3).min(text.len())];
                 assert_eq!(
@@ -124,6 +126,11 @@ fn decoder_matches_llvm_objdump_on_every_corpus_instruction() {
         }
     }
     assert!(objects >= 60, "only {objects} golden disassemblies found");
+    // Every instruction line of the goldens was checked: none skipped.
+    assert_eq!(
+        checked, instruction_lines,
+        "instructions checked vs instruction lines"
+    );
     assert!(
         failures.is_empty(),
         "{} of {checked} instructions differ from llvm-objdump-19, first ones:\n{}",

@@ -197,16 +197,59 @@ fn matrix_and_image_instructions_are_illegal_not_skipped() {
 }
 
 #[test]
+fn gds_lds_direct_and_scalar_atomics_are_illegal_not_skipped() {
+    // Encodings from llvm-mc-19 -show-encoding where it assembles them (s_atomic_add, on both
+    // targets); by hand from the GFX9 DS and VOP1 layouts where it refuses to ("gds modifier
+    // is not supported on this GPU", "lds_direct is not supported on this GPU").
+    let cases: [(&str, &[u32], &str); 3] = [
+        // ds_add_u32 v1, v2 gds: DS op 0 with the GDS bit (16) set.
+        ("gds", &[0xD801_0000, 0x0000_0201], "ds_add_u32"),
+        // v_mov_b32 v0, src_lds_direct: VOP1 op 1 with src0 = 254 (LDS direct).
+        ("lds direct", &[0x7E00_02FE], "v_mov_b32"),
+        // s_atomic_add s4, s[0:1], 0x0 (SMEM op 0x82).
+        ("scalar atomic", &[0xC20A_0100, 0x0000_0000], "s_atomic_add"),
+    ];
+    for target in TARGETS {
+        let gpu = Gpu::new(target);
+        for (what, words, name) in cases {
+            let mut code = words.to_vec();
+            code.push(0xBF81_0000); // s_endpgm
+            let raw = gpu.load_raw(&code);
+            let err = gpu
+                .dispatch_raw(&raw, [64, 1, 1], [64, 1, 1], &[])
+                .expect_err(what);
+            let DispatchError::IllegalInstruction {
+                pc,
+                encoding,
+                mnemonic,
+            } = err
+            else {
+                panic!("{what} on {target:?}: {err}")
+            };
+            assert_eq!(pc, raw.entry, "{what}");
+            assert_eq!(encoding, words.to_vec(), "{what}");
+            assert!(mnemonic.contains(name), "{what}: {mnemonic}");
+        }
+    }
+}
+
+#[test]
 fn abort_stops_a_kernel_that_never_ends() {
     for target in TARGETS {
         let gpu = Gpu::new(target);
         // s_branch -1: loops forever.
         let raw = gpu.load_raw(&[0xBF82_FFFF]);
         let start = Instant::now();
+        let slices_before = gpu.core.slices_run();
         let result = std::thread::scope(|s| {
             let run = s.spawn(|| gpu.dispatch_raw(&raw, [256, 1, 1], [64, 1, 1], &[]));
-            std::thread::sleep(Duration::from_millis(50));
+            // Abort only once the loop runs: a few slices past the start (each one is a
+            // bounded run of the loop's instructions).
+            let looping = test_support::wait::until(Duration::from_secs(30), || {
+                gpu.core.slices_run() >= slices_before + 3
+            });
             gpu.abort.store(true, Ordering::SeqCst);
+            assert!(looping, "the endless loop never ran");
             run.join().expect("dispatch thread")
         });
         assert_eq!(result, Err(DispatchError::Aborted));

@@ -9,33 +9,41 @@ mod shader_support;
 
 use shader_support::{Arg, Rng, for_each_build, grid1};
 
-/// f32 to f16 bits, round to nearest even (integer-only reference implementation).
+/// f32 to f16 bits, round to nearest even: exact widening to f64, then one rounding.
 fn f32_to_f16(x: f32) -> u16 {
+    f64_to_f16(f64::from(x))
+}
+
+/// f64 to f16 bits with a single round to nearest even (integer-only reference
+/// implementation). Going through f32 first would round twice and can differ in the last bit.
+fn f64_to_f16(x: f64) -> u16 {
     let b = x.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32;
-    let man = b & 0x7f_ffff;
-    if exp == 0xff {
+    let sign = ((b >> 48) & 0x8000) as u16;
+    let exp = ((b >> 52) & 0x7ff) as i32;
+    let man = b & ((1 << 52) - 1);
+    if exp == 0x7ff {
         return sign
             | 0x7c00
             | if man != 0 {
-                0x200 | (man >> 13) as u16
+                0x200 | (man >> 42) as u16
             } else {
                 0
             };
     }
-    let sig = if exp == 0 { man } else { man | 0x80_0000 };
-    let e = exp.max(1) - 127 + 15;
-    let shift = if e >= 1 { 13 } else { 14 - e } as u32;
-    if shift >= 26 {
+    let sig = if exp == 0 { man } else { man | (1 << 52) };
+    let e = exp.max(1) - 1023 + 15;
+    // Keep 10 fraction bits (normal results) or fewer (subnormal ones).
+    let shift = if e >= 1 { 42 } else { 43 - e } as u32;
+    if shift >= 55 {
+        // Below half the smallest subnormal: sig < 2^53 <= the rounding half.
         return sign;
     }
     let q = sig >> shift;
     let rem = sig & ((1 << shift) - 1);
     let half = 1 << (shift - 1);
-    let r = q + u32::from(rem > half || (rem == half && q & 1 == 1));
+    let r = q + u64::from(rem > half || (rem == half && q & 1 == 1));
     let bits = if e >= 1 {
-        (((e - 1) as u32) << 10) + r
+        (((e - 1) as u64) << 10) + r
     } else {
         r
     };
@@ -51,6 +59,30 @@ fn f16_to_f32(h: u16) -> f32 {
         31 if h.trailing_zeros() >= 10 => sign * f32::INFINITY,
         31 => f32::NAN,
         _ => sign * (1.0 + m / 1024.0) * 2f32.powi(i32::from(e) - 15),
+    }
+}
+
+#[test]
+fn the_f16_reference_rounds_once() {
+    // 1 + 2^-11 + 2^-30 is just above the f16 halfway point between 1 and 1 + 2^-10: one
+    // rounding goes up. Through f32 (24-bit significand) the 2^-30 is lost, leaving an exact
+    // tie that rounds to even, down: the double-rounding error this reference avoids.
+    let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-30);
+    assert_eq!(f64_to_f16(x), 0x3c01);
+    assert_eq!(f32_to_f16(x as f32), 0x3c00);
+    // Exact values, ties to even, overflow, subnormals, the smallest subnormal's halfway point.
+    assert_eq!(f64_to_f16(1.0), 0x3c00);
+    assert_eq!(f64_to_f16(-2.0), 0xc000);
+    assert_eq!(f64_to_f16(1.0 + 3.0 * 2f64.powi(-11)), 0x3c02);
+    assert_eq!(f64_to_f16(65520.0), 0x7c00);
+    assert_eq!(f64_to_f16(65504.0), 0x7bff);
+    assert_eq!(f64_to_f16(2f64.powi(-24)), 0x0001);
+    assert_eq!(f64_to_f16(2f64.powi(-25)), 0x0000);
+    assert_eq!(f64_to_f16(2f64.powi(-25) * 1.5), 0x0001);
+    assert_eq!(f64_to_f16(f64::NEG_INFINITY), 0xfc00);
+    assert_eq!(f64_to_f16(f64::NAN) & 0x7e00, 0x7e00);
+    for h in (0u16..0x7c00).step_by(7) {
+        assert_eq!(f64_to_f16(f64::from(f16_to_f32(h))), h, "{h:#x} round trip");
     }
 }
 
@@ -454,7 +486,8 @@ fn f16_packed_math() {
         gpu.run(&co, "f16_packed", grid1(n as u32, 64), [64, 1, 1], &args);
         let (o, q) = (out.u32s(), iout.u32s());
         let half = |v: u32, j: u32| (v >> (16 * j)) as u16;
-        let to = |x: f64| f32_to_f16(x as f32);
+        // One rounding from the exact f64 result (through f32 would round twice).
+        let to = f64_to_f16;
         for i in 0..n {
             for j in 0..2 {
                 let (x, y, z) = (

@@ -342,3 +342,61 @@ fn used_memory_follows_vram_allocations() {
     s.free(&bo).unwrap();
     assert_eq!(used(), 0);
 }
+
+/// The CWSR sizes of the two presets, worked by hand from the kernel's
+/// `kfd_queue_ctx_save_restore_size` (drivers/gpu/drm/amd/amdkfd/kfd_queue.c), not from the
+/// simulator's formula:
+///
+/// ```text
+/// cu_num     = simd_count / simd_per_cu / NUM_XCC
+/// wave_num   = min(cu_num * 40, array_count / simd_arrays_per_engine * 512)   (gfxv < 100100)
+/// per CU     = vgpr 0x80000 (gfxv 90010, 90402) + SGPR 0x4000 + LDS 0x10000 + HWREG 0x1000
+///            = 0x95000
+/// wg_data    = ALIGN(cu_num * 0x95000, PAGE)
+/// ctl_stack  = ALIGN(40 + wave_num * 8 + 8, PAGE)
+/// cwsr_size  = ctl_stack + wg_data
+/// debug      = ALIGN(wave_num * 32, 64)
+/// allocation = PAGE_ALIGN((cwsr_size + debug) * NUM_XCC)   (what CREATE_QUEUE requires mapped)
+/// ```
+///
+/// MI210 (gfx90a, 416 SIMDs, 4 per CU, 1 XCC, 8 arrays, 1 per engine): cu_num 104, wave_num
+/// min(4160, 4096) = 4096; wg_data 104 × 0x95000 = 0x3C88000; ctl_stack ALIGN(32816) =
+/// 0x9000; cwsr 0x3C91000; debug 131072 = 0x20000; allocation 0x3CB1000.
+///
+/// MI300X (gfx942, 1216 SIMDs, 4 per CU, 8 XCCs, 4 arrays per XCC, 1 per engine): cu_num 38,
+/// wave_num min(1520, ≥ 2048) = 1520; wg_data 38 × 0x95000 = 0x161E000; ctl_stack
+/// ALIGN(12208) = 0x3000; cwsr 0x1621000; debug 48640 = 0xBE00; allocation
+/// PAGE_ALIGN(8 × 0x162CE00) = 0xB167000.
+#[test]
+fn preset_cwsr_sizes_match_the_kernel_formula_worked_by_hand() {
+    for (config, ctl, cwsr, debug, allocation) in [
+        (
+            MachineConfig::mi210(),
+            0x9000,
+            0x3C9_1000,
+            0x2_0000,
+            0x3CB_1000,
+        ),
+        (
+            MachineConfig::mi300x(),
+            0x3000,
+            0x162_1000,
+            0xBE00,
+            0xB16_7000,
+        ),
+    ] {
+        let machine = Machine::new(config).unwrap();
+        let sizes = machine.gpus()[0].queue_buffers;
+        assert_eq!(
+            (
+                sizes.ctl_stack_size,
+                sizes.cwsr_size,
+                sizes.debug_memory_size,
+                sizes.cwsr_allocation()
+            ),
+            (ctl, cwsr, debug, allocation),
+            "{:?}",
+            machine.gpus()[0].target
+        );
+    }
+}

@@ -4,6 +4,8 @@
 //! run that is meant to exercise hardware (CI under the interposer, a machine with a GPU)
 //! [`REQUIRE_HW_ENV`] set to any non-empty value makes every such skip fail the test instead.
 
+use std::io::Write;
+
 /// Env var: any non-empty value turns every hardware skip into a failure.
 pub const REQUIRE_HW_ENV: &str = "AQUEDUCT_REQUIRE_HW";
 
@@ -20,5 +22,7 @@ pub fn skip(test: &str, reason: &str) {
         !required(),
         "{test}: cannot skip ({reason}): {REQUIRE_HW_ENV} is set"
     );
-    eprintln!("skipped: {test}: {reason}");
+    // Straight to the stderr file: libtest captures eprint! of passing tests, which would
+    // hide the skip.
+    let _ = std::io::stderr().write_all(format!("skipped: {test}: {reason}\n").as_bytes());
 }

@@ -357,10 +357,44 @@ impl Report {
             "ABI mismatches against the C headers:\n{}",
             self.failures.join("\n")
         );
-        let required = std::env::var_os("AQUEDUCT_REQUIRE_ABI_HEADERS").is_some_and(|v| v == "1");
+        // Any non-empty value requires headers (as AQUEDUCT_REQUIRE_HW does for hardware).
+        let required =
+            std::env::var_os("AQUEDUCT_REQUIRE_ABI_HEADERS").is_some_and(|v| !v.is_empty());
+        if !required {
+            return;
+        }
         assert!(
-            !required || (unverified.is_empty() && self.unavailable.is_empty()),
-            "AQUEDUCT_REQUIRE_ABI_HEADERS=1 but some items were not verified:\n{text}"
+            unverified.is_empty() && self.unavailable.is_empty(),
+            "AQUEDUCT_REQUIRE_ABI_HEADERS is set but some items were not verified:\n{text}"
+        );
+        // The README states how many items are checked; fewer verified means checks were lost.
+        let promised = readme_item_count();
+        let verified = all_ids.len() - unverified.len();
+        assert!(
+            verified >= promised,
+            "{verified} items verified, the README promises {promised}"
         );
     }
+}
+
+/// The item count the README's ABI row states: "... (N items) is checked against the real C
+/// headers".
+pub fn readme_item_count() -> usize {
+    const MARK: &str = " items) is checked against the real C headers";
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let at = readme
+        .find(MARK)
+        .unwrap_or_else(|| panic!("README.md no longer says \"(N{MARK}\""));
+    let before = &readme[..at];
+    let digits = before.len()
+        - before
+            .chars()
+            .rev()
+            .take_while(char::is_ascii_digit)
+            .count();
+    before[digits..]
+        .parse()
+        .unwrap_or_else(|e| panic!("README.md item count: {e}"))
 }

@@ -128,3 +128,54 @@ fn json_of_a_real_host_binary_lists_its_hip_fatbin() {
         assert_eq!(kernel["implicit_args"]["layout"], "v5");
     }
 }
+
+/// The object above is kept in `tests/loader-oracle/synth/` with llvm-readelf-19's reading of
+/// it in `golden/synth/` (written and drift-checked by `tests/loader-oracle/generate.sh`): what
+/// `inspect` reports must be what LLVM reads in our ELF writer's output.
+#[test]
+fn the_inspected_object_is_kept_and_llvm_readelf_reads_what_inspect_reports() {
+    let oracle = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/loader-oracle");
+    let path = format!("{oracle}/synth/inspect.scale.co");
+    let bytes = object();
+    if std::env::var_os("AQUEDUCT_BLESS_SYNTH").is_some_and(|v| !v.is_empty()) {
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    let kept = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert!(
+        kept == bytes,
+        "the ELF writer's output changed; rerun with AQUEDUCT_BLESS_SYNTH=1, then \
+         tests/loader-oracle/generate.sh, and review the readelf diff"
+    );
+    let golden = format!("{oracle}/golden/synth/inspect.scale.co.readelf");
+    let readelf = std::fs::read_to_string(&golden).unwrap_or_else(|e| panic!("{golden}: {e}"));
+    let (ok, out) = inspect(&bytes, "kept.hsaco", true);
+    assert!(ok, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let co = &doc["entries"][0]["code_object"];
+    // The dynamic symbols llvm-readelf lists, by name.
+    let dynsym: Vec<&str> = readelf
+        .split("Symbol table '.dynsym'")
+        .nth(1)
+        .expect("a .dynsym listing")
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().nth(7))
+        .collect();
+    for name in [
+        co["kernels"][0]["name"].as_str().unwrap(),
+        co["kernels"][0]["descriptor_symbol"].as_str().unwrap(),
+        co["variables"][0]["name"].as_str().unwrap(),
+    ] {
+        assert!(
+            dynsym.contains(&name),
+            "{name} not in llvm-readelf's {dynsym:?}"
+        );
+    }
+    // e_flags as LLVM decodes them: the processor inspect reports.
+    let flags = readelf
+        .lines()
+        .find(|l| l.trim_start().starts_with("Flags:"))
+        .expect("an ELF header Flags line");
+    assert_eq!(co["target"], "gfx90a");
+    assert!(flags.contains(", gfx90a"), "{flags}");
+}

@@ -148,6 +148,12 @@ pub(crate) fn kfd_ioctl(
 ) -> Result<i32, Errno> {
     let minor = machine.shared.kfd_minor;
     let nr = request.number();
+    // An ioctl number outside the table: ENOTTY. Older kernels answered EINVAL (kfd_ioctl's
+    // `retcode = -EINVAL` fell through to err_i1); "drm/amdkfd: return ENOTTY for unsupported
+    // IOCTLs" changed both branches to -ENOTTY in 2025 and went to the stable branches as well
+    // (backports seen for 6.1-era and 6.6-era kfd_chardev.c), so the answer depends on a
+    // kernel's stable patch level, not on the interface version: it is not tied to
+    // `with_kfd_minor_version`. Unsure which exact releases carry it.
     let table = table_entry(nr, minor).ok_or(Errno::ENOTTY)?;
     if file.opener != nix::unistd::getpid().as_raw() || process.has_exited() {
         return Err(Errno::EBADF);

@@ -24,7 +24,12 @@ pub fn boottime_ns() -> u64 {
 
 /// The GPU timestamp now, in ticks of [`GPU_COUNTER_FREQUENCY_HZ`].
 pub fn gpu_timestamp() -> u64 {
-    monotonic_raw_ns() / (1_000_000_000 / GPU_COUNTER_FREQUENCY_HZ)
+    ticks_at(monotonic_raw_ns())
+}
+
+/// The counter value at `CLOCK_MONOTONIC_RAW` time `ns`: whole ticks elapsed.
+fn ticks_at(ns: u64) -> u64 {
+    ns / (1_000_000_000 / GPU_COUNTER_FREQUENCY_HZ)
 }
 
 #[cfg(test)]
@@ -32,15 +37,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn gpu_ticks_follow_the_cpu_clock() {
-        let (g0, c0) = (gpu_timestamp(), monotonic_raw_ns());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let (g1, c1) = (gpu_timestamp(), monotonic_raw_ns());
-        let gpu_ns = (g1 - g0) * 10;
-        let cpu_ns = c1 - c0;
+    fn a_tick_is_ten_nanoseconds_of_the_raw_clock() {
+        // 100 MHz: whole 10 ns steps, truncated.
+        assert_eq!(ticks_at(0), 0);
+        assert_eq!(ticks_at(9), 0);
+        assert_eq!(ticks_at(10), 1);
+        assert_eq!(ticks_at(19), 1);
+        assert_eq!(ticks_at(1_000_000_000), GPU_COUNTER_FREQUENCY_HZ);
+        // A year of uptime in nanoseconds fits, and stays exact.
+        let year_ns = 365 * 24 * 3600 * 1_000_000_000u64;
+        assert_eq!(ticks_at(year_ns + 25), year_ns / 10 + 2);
+    }
+
+    #[test]
+    fn the_counter_reads_the_raw_clock_and_never_goes_back() {
+        // Ordering only (no timing bound): each read lies between the raw clock reads around
+        // it, and a later read is never smaller.
+        let before = ticks_at(monotonic_raw_ns());
+        let gpu = gpu_timestamp();
+        let after = ticks_at(monotonic_raw_ns());
         assert!(
-            gpu_ns.abs_diff(cpu_ns) < 1_000_000,
-            "gpu {gpu_ns} ns vs cpu {cpu_ns} ns"
+            before <= gpu && gpu <= after,
+            "{before} <= {gpu} <= {after}"
         );
+        assert!(gpu_timestamp() >= gpu);
     }
 }

@@ -61,6 +61,24 @@ impl std::fmt::Debug for QueueSpec {
     }
 }
 
+/// How far a processor has got in looking at its queue: what a test waits for before it checks
+/// that something did *not* happen (that the processor has looked since and decided to wait).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcessorProgress {
+    /// Looks begun: each time the processor starts a fresh look at the queue's state and
+    /// memory (doorbell, configuration, ring, a barrier's signals).
+    pub looks: u64,
+    /// While the processor sleeps: the number of looks begun when it went to sleep; `None`
+    /// while it runs (or has been woken and is about to run). Once this is `Some(n)` with `n`
+    /// greater than [`looks`](Self::looks) as read at some moment, the processor has looked
+    /// at everything after that moment and found nothing it can do yet.
+    pub asleep_after_look: Option<u64>,
+    /// The processor sleeps until an event (a doorbell, UPDATE_QUEUE, DESTROY_QUEUE): no
+    /// change to memory alone can make it do anything (an idle ring, a suspended or dead
+    /// queue), so it has done all it will about the state as it is.
+    pub asleep_until_event: bool,
+}
+
 /// A running command processor for one queue.
 pub trait RunningQueue: Send + Sync {
     /// The driver stored `value` to this queue's doorbell: wake up and process.
@@ -72,6 +90,12 @@ pub trait RunningQueue: Send + Sync {
     /// DESTROY_QUEUE: stop processing, abort a running kernel, and return once the processor
     /// touches no queue memory any more.
     fn stop(&self);
+
+    /// Where the processor is in its polling (see [`ProcessorProgress`]); `None` for an engine
+    /// that does not count.
+    fn progress(&self) -> Option<ProcessorProgress> {
+        None
+    }
 }
 
 /// Starts command processors: the kernel-driver model calls it at CREATE_QUEUE.

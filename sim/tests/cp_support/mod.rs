@@ -32,9 +32,22 @@ use zerocopy::IntoBytes;
 /// machine may be loaded).
 pub const HANG_GUARD: Duration = Duration::from_secs(60);
 
-/// How long a test lets the CP run before it checks that something did *not* happen. Passing
-/// never depends on speed: a slow CP only makes such a check weaker, never wrong.
-pub const SETTLE: Duration = Duration::from_millis(50);
+/// Wait until the processor of `running` has looked at its queue again after this call and
+/// gone to sleep having found nothing it can do: whatever it would do about the state as of
+/// the call, it has done. Checks that something did *not* happen come after this, so they
+/// cannot pass merely because the processor has not looked yet.
+pub fn settle(running: &dyn RunningQueue) {
+    let before = running
+        .progress()
+        .expect("the CP engine counts its looks")
+        .looks;
+    wait_for("the CP to look again and wait", || {
+        running.progress().is_some_and(|p| {
+            p.asleep_after_look
+                .is_some_and(|look| look > before || p.asleep_until_event)
+        })
+    });
+}
 
 /// Poll `condition` until it holds; panics after [`HANG_GUARD`].
 pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
@@ -546,6 +559,11 @@ pub struct TestQueue {
 }
 
 impl TestQueue {
+    /// [`settle`] this queue's processor.
+    pub fn settle(&self) {
+        settle(&*self.running);
+    }
+
     fn new(bench: &Bench, slots: u64, target: GfxTarget) -> Self {
         let vm = bench.vm.clone();
         let descriptor = vm.alloc(4096);

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::processor::Processor;
 use super::processor_thread::ProcessorThread;
 use super::wakeup::{Control, QueueConfig, SignalWatchers};
-use crate::gpu::queue::{QueueEngine, QueueSpec, RunningQueue};
+use crate::gpu::queue::{ProcessorProgress, QueueEngine, QueueSpec, RunningQueue};
 
 /// The simulated command processor: [`QueueEngine::start`] gives every AQL queue its own
 /// processor thread, parked until the queue's doorbell rings.
@@ -72,6 +72,10 @@ impl RunningQueue for ProcessorHandle {
             percentage,
             priority,
         });
+    }
+
+    fn progress(&self) -> Option<ProcessorProgress> {
+        Some(self.control.progress())
     }
 
     fn stop(&self) {

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
+use crate::queue::ProcessorProgress;
+
 /// Where the ring is and whether the queue may run (CREATE_QUEUE, then UPDATE_QUEUE).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct QueueConfig {
@@ -40,6 +42,11 @@ struct State {
     doorbell: Option<u64>,
     config: QueueConfig,
     stop: bool,
+    /// Looks begun ([`Control::observe`] calls).
+    looks: u64,
+    /// While parked: the ticket it parked with, `looks` when the park began, and whether only
+    /// an event can end it (no timeout).
+    parked: Option<(Ticket, u64, bool)>,
 }
 
 /// The events a processor last saw; parking with a stale ticket returns immediately.
@@ -69,6 +76,8 @@ impl Control {
                 doorbell: None,
                 config,
                 stop: false,
+                looks: 0,
+                parked: None,
             }),
             wake: Condvar::new(),
             abort: AtomicBool::new(false),
@@ -133,17 +142,34 @@ impl Control {
     /// A ticket for the events seen so far, with the highest doorbell value and the current
     /// configuration.
     pub(crate) fn observe(&self) -> (Ticket, Option<u64>, QueueConfig) {
-        let state = self.lock();
+        let mut state = self.lock();
+        state.looks = state.looks.wrapping_add(1);
         (Ticket(state.events), state.doorbell, state.config)
+    }
+
+    /// Looks begun, and whether the processor sleeps now (for tests, through
+    /// [`RunningQueue::progress`](crate::queue::RunningQueue::progress)).
+    pub(crate) fn progress(&self) -> ProcessorProgress {
+        let state = self.lock();
+        // A park whose ticket is stale is about to end: the processor no longer sleeps.
+        let parked = state
+            .parked
+            .filter(|(ticket, ..)| !state.stop && state.events == ticket.0);
+        ProcessorProgress {
+            looks: state.looks,
+            asleep_after_look: parked.map(|(_, looks, _)| looks),
+            asleep_until_event: parked.is_some_and(|(.., until_event)| until_event),
+        }
     }
 
     /// Park until an event newer than `ticket` happens or `timeout` passes (no timeout: only
     /// an event ends the park). Returns at once if the queue is stopping.
     pub(crate) fn park(&self, ticket: Ticket, timeout: Option<Duration>) {
-        let state = self.lock();
+        let mut state = self.lock();
         if state.stop || state.events != ticket.0 {
             return;
         }
+        state.parked = Some((ticket, state.looks, timeout.is_none()));
         let polling = timeout.is_some();
         if polling {
             self.polling_memory.store(true, Ordering::Release);
@@ -161,6 +187,8 @@ impl Control {
                 .wait_while(state, still_waiting)
                 .unwrap_or_else(PoisonError::into_inner),
         };
+        let mut state = state;
+        state.parked = None;
         drop(state);
         if polling {
             self.polling_memory.store(false, Ordering::Release);
@@ -231,6 +259,7 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use test_support::watchdog::{DEFAULT_DEADLINE, within};
 
     fn config() -> QueueConfig {
         QueueConfig {
@@ -250,40 +279,78 @@ mod tests {
         assert_eq!(control.observe().1, Some(5));
     }
 
+    // The next three can fail only by hanging (a lost wake-up): the watchdog makes that a
+    // failure.
+
     #[test]
     fn an_event_after_the_ticket_ends_the_park_at_once() {
-        let control = Control::new(config());
-        let (ticket, ..) = control.observe();
-        control.ring_doorbell(0);
-        // Without a timeout this would block forever if the doorbell were lost.
-        control.park(ticket, None);
+        within(DEFAULT_DEADLINE, || {
+            let control = Control::new(config());
+            let (ticket, ..) = control.observe();
+            control.ring_doorbell(0);
+            control.park(ticket, None);
+        });
     }
 
     #[test]
     fn a_doorbell_from_another_thread_wakes_a_parked_processor() {
-        let control = Arc::new(Control::new(config()));
-        let (ticket, ..) = control.observe();
-        let ringer = {
-            let control = control.clone();
-            std::thread::spawn(move || control.ring_doorbell(9))
-        };
-        control.park(ticket, None);
-        ringer.join().unwrap();
-        assert_eq!(control.observe().1, Some(9));
+        within(DEFAULT_DEADLINE, || {
+            let control = Arc::new(Control::new(config()));
+            let (ticket, ..) = control.observe();
+            let ringer = {
+                let control = control.clone();
+                std::thread::spawn(move || control.ring_doorbell(9))
+            };
+            control.park(ticket, None);
+            ringer.join().unwrap();
+            assert_eq!(control.observe().1, Some(9));
+        });
     }
 
     #[test]
     fn stop_sets_abort_and_wakes() {
+        within(DEFAULT_DEADLINE, || {
+            let control = Arc::new(Control::new(config()));
+            let (ticket, ..) = control.observe();
+            let stopper = {
+                let control = control.clone();
+                std::thread::spawn(move || control.stop())
+            };
+            control.park(ticket, None);
+            stopper.join().unwrap();
+            assert!(control.stopped());
+            assert!(control.abort_flag().load(Ordering::Relaxed));
+        });
+    }
+
+    #[test]
+    fn progress_counts_looks_and_says_when_the_processor_sleeps() {
         let control = Arc::new(Control::new(config()));
+        assert_eq!(control.progress(), ProcessorProgress::default());
         let (ticket, ..) = control.observe();
-        let stopper = {
+        let sleeper = {
             let control = control.clone();
-            std::thread::spawn(move || control.stop())
+            std::thread::spawn(move || control.park(ticket, None))
         };
+        assert!(test_support::wait::until(Duration::from_secs(30), || {
+            control.progress().asleep_after_look == Some(1)
+        }));
+        assert!(control.progress().asleep_until_event);
+        control.ring_doorbell(1);
+        // Woken (its ticket is stale) even before its thread runs again.
+        assert_eq!(control.progress().asleep_after_look, None);
+        sleeper.join().unwrap();
+        assert_eq!(
+            control.progress(),
+            ProcessorProgress {
+                looks: 1,
+                asleep_after_look: None,
+                asleep_until_event: false,
+            }
+        );
+        // A stale ticket does not sleep, so it does not say so.
         control.park(ticket, None);
-        stopper.join().unwrap();
-        assert!(control.stopped());
-        assert!(control.abort_flag().load(Ordering::Relaxed));
+        assert_eq!(control.progress().asleep_after_look, None);
     }
 
     #[test]

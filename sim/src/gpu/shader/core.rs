@@ -20,6 +20,7 @@ use crate::gpu::vm::GpuVm;
 pub struct Gfx9ShaderCore {
     workers: usize,
     code: CodeCache,
+    slices_run: AtomicU64,
 }
 
 impl Gfx9ShaderCore {
@@ -33,7 +34,16 @@ impl Gfx9ShaderCore {
         Self {
             workers,
             code: CodeCache::new(),
+            slices_run: AtomicU64::new(0),
         }
+    }
+
+    /// Wave time slices this core has run, over all dispatches: a slice is a wave running
+    /// until it ends, waits at a barrier, faults or yields (after a bounded number of
+    /// instructions at a backward branch). A kernel that loops forever keeps this growing, so
+    /// a test can wait for it instead of sleeping and hoping the kernel has started.
+    pub fn slices_run(&self) -> u64 {
+        self.slices_run.load(Ordering::Relaxed)
     }
 
     /// The number of worker threads.
@@ -152,6 +162,7 @@ impl ShaderCore for Gfx9ShaderCore {
                 abort,
                 apertures: Apertures::GFX9,
                 code: &self.code,
+                slices_run: &self.slices_run,
             },
             launch,
             vm,

@@ -78,7 +78,9 @@ impl Worker {
                     return Err(DispatchError::Aborted);
                 }
                 let mut exec = Exec::new(wave, &mut self.lds, mem, shared);
-                match exec.run(program)? {
+                let stop = exec.run(program);
+                shared.slices_run.fetch_add(1, Ordering::Relaxed);
+                match stop? {
                     Stop::Ended | Stop::Barrier | Stop::Yield => {}
                 }
             }

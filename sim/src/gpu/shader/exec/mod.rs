@@ -36,7 +36,7 @@ mod vmem;
 mod vop3p;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::gpu::dispatch::{DispatchError, InterruptSink};
 use crate::gpu::shader::disasm::disassemble;
@@ -81,6 +81,8 @@ pub struct Shared<'a> {
     pub apertures: Apertures,
     /// Decoded programs.
     pub code: &'a CodeCache,
+    /// Wave time slices run so far (see [`Gfx9ShaderCore::slices_run`](crate::shader::core::Gfx9ShaderCore::slices_run)).
+    pub slices_run: &'a AtomicU64,
 }
 
 impl std::fmt::Debug for Shared<'_> {

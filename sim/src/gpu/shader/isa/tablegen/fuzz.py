@@ -7,9 +7,11 @@ Each candidate is a valid opcode of its family (from decode/tables.rs) with ever
 random, biased toward the interesting operand values (literals, inline constants, DPP, SDWA,
 special registers) and followed by random dwords that may serve as a literal or DPP/SDWA
 word. llvm-mc-19 --disassemble decodes the candidates; the ones it accepts are written as
-"<hex words of the instruction>\t<llvm's text>", one per line. The test
-sim/tests/shader_decoder_fuzz.rs checks that the simulator's decoder and disassembler read
-every line exactly like LLVM. Deterministic for a given seed (and LLVM version).
+"<hex words of the instruction>\t<llvm's text>", one per line. Some of the candidates it
+rejects as invalid encodings are written too, as "<hex words of the candidate>\t<invalid>"
+(at most a quarter of <count> per family). The test sim/tests/shader_decoder_fuzz.rs checks
+that the simulator's decoder and disassembler read every accepted line exactly like LLVM and
+reject every rejected one. Deterministic for a given seed (and LLVM version).
 """
 import random
 import re
@@ -254,11 +256,23 @@ for start in range(0, len(lines), 6 * 500):
 
 out = []
 seen = set()
+# Candidates llvm rejects (both padded tries of the whole candidate invalid, and llvm did not
+# crash on it), per family, up to a quarter of the per-family count.
+REJECTED_TEXT = "<invalid>"
+rejected_per_family = {}
+crashed_words = {tuple(c) for c in crashed}
 # Families whose encoding is 64 bits even when the second dword's fields are ignored.
 WIDE = {"smem", "vop3", "vop3p", "ds", "flat", "mubuf"}
 for i, (c, fam) in enumerate(candidates):
     tries = firsts[6 * i:6 * i + 6]
     full = tries[4]
+    if full is None and tries[5] is None and tuple(c[:3]) not in crashed_words:
+        words = tuple(c[:3])
+        if rejected_per_family.get(fam, 0) < max(1, count // 4) and words not in seen:
+            rejected_per_family[fam] = rejected_per_family.get(fam, 0) + 1
+            seen.add(words)
+            out.append("%s\t%s" % (" ".join("%08X" % w for w in words), REJECTED_TEXT))
+        continue
     # llvm marks operands it considers malformed with a /* ... */ comment: not an oracle.
     if full is None or tries[5] != full or "/*" in full:
         continue
@@ -270,4 +284,5 @@ for i, (c, fam) in enumerate(candidates):
         out.append("%s\t%s" % (" ".join("%08X" % w for w in words), full))
 print("# llvm-mc-19 --disassemble -mcpu=%s of random words (fuzz.py, seed %d); words<TAB>text" % (mcpu, seed))
 print("\n".join(out))
-sys.stderr.write("%s: %d of %d candidates decoded, %d crashed llvm-mc\n" % (mcpu, len(out), len(candidates), len(crashed)))
+sys.stderr.write("%s: %d lines from %d candidates (%d rejected kept), %d crashed llvm-mc\n" % (
+    mcpu, len(out), len(candidates), sum(rejected_per_family.values()), len(crashed)))
