@@ -86,6 +86,8 @@ pub struct GpuAgent {
     pub name: Option<String>,
     /// PCI device id.
     pub device_id: u32,
+    /// The product name, for the PCI device ids aqueduct knows ([`marketing_name`]).
+    pub marketing_name: Option<&'static str>,
     /// The target id, e.g. `gfx90a:sramecc+:xnack-`.
     pub target_id: TargetId,
     /// Compute units (all XCCs).
@@ -166,6 +168,7 @@ pub(crate) fn gpus(kfd: &Kfd) -> Vec<GpuAgent> {
                 node: node.index,
                 name: node.name.clone(),
                 device_id: props.device_id,
+                marketing_name: marketing_name(props.device_id),
                 target_id: gpu.target_id(kfd.xnack_enabled()),
                 compute_units: props.compute_units().unwrap_or(0),
                 simds: props.simd_count,
@@ -197,6 +200,20 @@ pub(crate) fn gpus(kfd: &Kfd) -> Vec<GpuAgent> {
             }
         })
         .collect()
+}
+
+/// The product name of an AMD GPU by PCI device id, for the data-centre parts aqueduct targets.
+/// The ids are those of the amdgpu driver's PCI table (`amdgpu_drv.c`) as ROCm's marketing
+/// names label them; parts not listed get `None` rather than a guess.
+pub fn marketing_name(device_id: u32) -> Option<&'static str> {
+    Some(match device_id {
+        0x738C => "AMD Instinct MI100",
+        0x740C => "AMD Instinct MI250X / MI250",
+        0x740F => "AMD Instinct MI210",
+        0x74A0 => "AMD Instinct MI300A",
+        0x74A1 => "AMD Instinct MI300X",
+        _ => return None,
+    })
 }
 
 /// The CPU agents of the topology.

@@ -11,6 +11,125 @@ use aqueduct::kfd::{ProcessBinding, Sys};
 
 type Error = Box<dyn std::error::Error>;
 
+/// `info --json`: the device's agents as the safe API describes them, with the topology's
+/// caches, memory banks and links.
+pub fn run_json() -> Result<(), Error> {
+    let device = aqueduct::Device::open()?;
+    let kfd = device.kfd()?;
+    let topology = kfd.topology();
+    let node = |index: u32| topology.nodes.iter().find(|n| n.index == index);
+    let cpus: Vec<serde_json::Value> = device
+        .cpus()?
+        .iter()
+        .map(|cpu| {
+            let mut value = serde_json::json!({
+                "kind": "cpu",
+                "node": cpu.node,
+                "cores": cpu.cores,
+                "max_clock_mhz": cpu.max_clock_mhz,
+                "memory_bytes": cpu.memory_bytes,
+            });
+            if let Some(node) = node(cpu.node) {
+                add_topology(&mut value, node);
+            }
+            value
+        })
+        .collect();
+    let gpus: Vec<serde_json::Value> = device
+        .gpus()?
+        .iter()
+        .map(|gpu| {
+            let mut value = serde_json::json!({
+                "kind": "gpu",
+                "node": gpu.node,
+                "gpu_id": gpu.gpu_id,
+                "name": gpu.name,
+                "marketing_name": gpu.marketing_name,
+                "device_id": gpu.device_id,
+                "target": gpu.target_id.to_string(),
+                "compute_units": gpu.compute_units,
+                "simds": gpu.simds,
+                "xccs": gpu.xccs,
+                "wavefront_size": gpu.wavefront_size,
+                "max_waves_per_simd": gpu.max_waves_per_simd,
+                "lds_bytes": gpu.lds_bytes,
+                "max_workgroup_size": gpu.max_workgroup_size,
+                "max_clock_mhz": gpu.max_clock_mhz,
+                "timestamp_frequency_hz": gpu.timestamp_frequency_hz,
+                "large_bar": gpu.large_bar,
+                "hive_id": gpu.hive_id,
+                "pools": gpu.pools.iter().map(|p| serde_json::json!({
+                    "location": p.location.to_string(),
+                    "size": p.size,
+                    "host_accessible": p.host_accessible,
+                })).collect::<Vec<_>>(),
+                "queues": {
+                    "max_queues": gpu.queues.max_queues,
+                    "min_packets": gpu.queues.min_packets,
+                    "max_packets": gpu.queues.max_packets,
+                },
+            });
+            if let Some(node) = node(gpu.node) {
+                add_topology(&mut value, node);
+            }
+            value
+        })
+        .collect();
+    let (major, minor) = device.kfd_interface_version()?;
+    let report = serde_json::json!({
+        "schema": 1,
+        "simulated": device.is_simulated(),
+        "description": device.description(),
+        "kfd_interface": [major, minor],
+        "agents": cpus.into_iter().chain(gpus).collect::<Vec<_>>(),
+    });
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    device.shutdown()?;
+    Ok(())
+}
+
+/// Memory banks, caches and links of a topology node.
+fn add_topology(value: &mut serde_json::Value, node: &Node) {
+    value["memory_banks"] = node
+        .mem_banks
+        .iter()
+        .map(|bank| {
+            serde_json::json!({
+                "heap": format!("{:?}", bank.heap_type()),
+                "size": bank.properties.size_in_bytes,
+                "width": bank.properties.width,
+            })
+        })
+        .collect();
+    value["caches"] = node
+        .caches
+        .iter()
+        .map(|cache| {
+            serde_json::json!({
+                "level": cache.properties.level,
+                "size_kib": cache.properties.size,
+                "line_bytes": cache.properties.cache_line_size,
+                "type": cache.properties.cache_type,
+            })
+        })
+        .collect();
+    value["io_links"] = node
+        .io_links
+        .iter()
+        .map(|link| {
+            serde_json::json!({
+                "type": match link.link_type() {
+                    LinkType::PciExpress => "pcie".to_owned(),
+                    LinkType::Xgmi => "xgmi".to_owned(),
+                    LinkType::Other(n) => format!("type {n}"),
+                },
+                "to_node": link.properties.node_to,
+                "weight": link.properties.weight,
+            })
+        })
+        .collect();
+}
+
 pub fn run() -> Result<(), Error> {
     show(&backend::system()?)
 }

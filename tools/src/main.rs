@@ -18,8 +18,15 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Show the backend, the KFD interface version and the GPUs.
-    Info,
+    /// Show the backend, the KFD interface version and every agent (CPUs and GPUs).
+    ///
+    /// Example: AQUEDUCT_SIM_MACHINE=mi300x aqueduct info --json
+    #[command(verbatim_doc_comment)]
+    Info {
+        /// Print JSON (schema 1: see README.md).
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the code objects, kernels, variables and functions in a code object, an offload
     /// bundle or a host binary with a `.hip_fatbin` section.
     Inspect {
@@ -69,7 +76,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Info => info::run(),
+        Command::Info { json: false } => info::run(),
+        Command::Info { json: true } => info::run_json(),
         Command::Inspect { file, json } => inspect::run(&file, json),
         Command::Run {
             file,

@@ -1,4 +1,5 @@
-//! `aqueduct info` on the simulator: the backend said once, the topology parsed.
+//! `aqueduct info` on the simulator: the backend said once, the topology parsed, and
+//! `info --json` describing every agent.
 
 use std::process::Command;
 
@@ -35,4 +36,54 @@ fn info_prints_the_simulated_topology() {
     let (stdout, _) = info("mi210-hive");
     assert_eq!(stdout.matches("gfx90a:sramecc+").count(), 4, "{stdout}");
     assert!(stdout.contains("XGMI"), "{stdout}");
+}
+
+#[test]
+fn info_json_describes_every_agent() {
+    for (machine, gpus, target, marketing) in [
+        ("mi210", 1, "gfx90a:sramecc+:xnack-", "AMD Instinct MI210"),
+        ("mi300x", 1, "gfx942:sramecc+:xnack-", "AMD Instinct MI300X"),
+        (
+            "mi210-hive",
+            4,
+            "gfx90a:sramecc+:xnack-",
+            "AMD Instinct MI210",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+            .args(["info", "--json"])
+            .env("AQUEDUCT_BACKEND", "sim")
+            .env("AQUEDUCT_SIM_MACHINE", machine)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["schema"], 1);
+        assert_eq!(report["simulated"], true);
+        assert_eq!(report["kfd_interface"][0], 1);
+        let agents = report["agents"].as_array().unwrap();
+        let gpu_agents: Vec<_> = agents.iter().filter(|a| a["kind"] == "gpu").collect();
+        assert_eq!(gpu_agents.len(), gpus, "{machine}");
+        assert!(agents.iter().any(|a| a["kind"] == "cpu"), "{machine}");
+        for gpu in gpu_agents {
+            assert_eq!(gpu["target"], target, "{machine}");
+            assert_eq!(gpu["marketing_name"], marketing, "{machine}");
+            assert_eq!(gpu["wavefront_size"], 64);
+            assert!(gpu["compute_units"].as_u64().unwrap() > 0);
+            assert_eq!(gpu["pools"].as_array().unwrap().len(), 4);
+            assert!(gpu["pools"][0]["size"].as_u64().unwrap() > 0, "VRAM pool");
+            assert_eq!(gpu["queues"]["min_packets"], 64);
+            assert!(!gpu["memory_banks"].as_array().unwrap().is_empty());
+            if gpus > 1 {
+                assert!(
+                    gpu["io_links"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|l| l["type"] == "xgmi"),
+                    "{gpu}"
+                );
+            }
+        }
+    }
 }
