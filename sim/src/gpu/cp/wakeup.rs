@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
-use crate::queue::ProcessorProgress;
+use crate::gpu::queue::ProcessorProgress;
 
 /// Where the ring is and whether the queue may run (CREATE_QUEUE, then UPDATE_QUEUE).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,7 +148,7 @@ impl Control {
     }
 
     /// Looks begun, and whether the processor sleeps now (for tests, through
-    /// [`RunningQueue::progress`](crate::queue::RunningQueue::progress)).
+    /// [`RunningQueue::progress`](crate::gpu::queue::RunningQueue::progress)).
     pub(crate) fn progress(&self) -> ProcessorProgress {
         let state = self.lock();
         // A park whose ticket is stale is about to end: the processor no longer sleeps.

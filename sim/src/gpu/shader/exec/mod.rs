@@ -81,7 +81,7 @@ pub struct Shared<'a> {
     pub apertures: Apertures,
     /// Decoded programs.
     pub code: &'a CodeCache,
-    /// Wave time slices run so far (see [`Gfx9ShaderCore::slices_run`](crate::shader::core::Gfx9ShaderCore::slices_run)).
+    /// Wave time slices run so far (see [`Gfx9ShaderCore::slices_run`](crate::gpu::shader::core::Gfx9ShaderCore::slices_run)).
     pub slices_run: &'a AtomicU64,
 }
 
