@@ -1,22 +1,70 @@
 //! Executables: a code object loaded onto one GPU (placed, relocated, mapped), with its
 //! kernels, device variables and functions by name.
+//!
+//! - `load`: from bytes, a mapped file or a bundle / fat binary, for the device's target;
+//!   allocation, relocation and mapping ([`Device::load_code_object`], [`Device::load_with`],
+//!   [`Device::load_file`], [`Device::load_source`]);
+//! - `options`: what a load may ask for ([`LoadOptions`]: externals, callbacks, sharing);
+//! - `externals`: undefined references resolved against executables loaded earlier;
+//! - `lifecycle`: `init` kernels after load, `fini` kernels before unload, the user's setup
+//!   and teardown callbacks, each exactly once per load;
+//! - `registry`: one load per (device, GPU, code-object content, links), shared by every
+//!   caller that loads the same bytes while it lives.
+//!
+//! ```
+//! # if aqueduct::backend::choose().ok() != Some(aqueduct::backend::BackendChoice::Simulator) { return Ok(()); }
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/kernels/bin/gfx90a/device_call.co5");
+//! let device = aqueduct::Device::open()?;
+//! let gpu = &device.gpus()?[0];
+//! let executable = device.load_file(gpu, path, &aqueduct::LoadOptions::default())?;
+//! let kernel = executable.kernel("device_call")?;
+//! assert_eq!(kernel.name, "device_call");
+//! for function in executable.functions()? {
+//!     println!("{} at {:#x}", function.name, function.address);
+//! }
+//! # Ok::<(), aqueduct::Error>(())
+//! ```
+//!
+//! [`Device::load_code_object`]: crate::Device::load_code_object
+//! [`Device::load_with`]: crate::Device::load_with
+//! [`Device::load_file`]: crate::Device::load_file
+//! [`Device::load_source`]: crate::Device::load_source
+
+mod externals;
+mod lifecycle;
+mod load;
+mod options;
+mod registry;
 
 use std::fmt;
 use std::sync::Arc;
 
-use amdgpu_loader::{CodeObject, KernelArg, LoadedImage, NoExternals, TargetId};
-use kfd::{Allocation, BufferObject, GpuMapping, MemoryKind};
+use amdgpu_loader::{KernelArg, LoadedImage};
+use kfd::{BufferObject, GpuMapping};
 
-use crate::agent::GpuAgent;
-use crate::kernarg::KernargLayout;
 use crate::device::lifetime::{Owned, Wake};
-use crate::device::{Device, TeardownStage};
 use crate::error::{Error, Result};
+use crate::kernarg::KernargLayout;
+use lifecycle::Load;
+pub use options::{LoadOptions, SetupCallback, TeardownCallback};
 
-/// A code object loaded on a GPU. Cloning gives another handle; the code's memory is freed
-/// when the last handle goes (or at [`Device::shutdown`]).
+/// A code object loaded on a GPU. Cloning gives another handle to the same load.
+///
+/// The load ends when the last handle goes: the teardown callback (if any) runs, then the
+/// code object's `fini` kernels, then its memory is freed. At [`Device::shutdown`] the memory
+/// goes at once with everything else; see [`LoadOptions`] for what happens to `fini` kernels
+/// and callbacks then.
+///
+/// [`Device::shutdown`]: crate::Device::shutdown
 #[derive(Clone)]
 pub struct Executable {
+    core: Arc<Core>,
+    /// The load this handle keeps alive; `None` only for the view a teardown callback gets.
+    _load: Option<Arc<Load>>,
+}
+
+/// What every handle of one load shares: the memory and where things are in it.
+pub(crate) struct Core {
     owned: Arc<Owned<ExecutableState>>,
     image: LoadedImage,
     gpu_id: u32,
@@ -72,79 +120,32 @@ pub struct Variable {
     pub size: u64,
 }
 
-impl Device {
-    /// Load the code object `bytes` on `gpu`: parse and validate it, check that it runs on the
-    /// GPU's target, place it in memory the GPU executes from, relocate it, map it.
-    pub fn load_code_object(&self, gpu: &GpuAgent, bytes: &[u8]) -> Result<Executable> {
-        let index = self.gpu_index(gpu)?;
-        let gpu = &self.shared().gpus()[index];
-        let code_object = CodeObject::parse(bytes)
-            .map_err(|e| Error::InvalidArgument(format!("not a loadable code object: {e}")))?;
-        let agent = TargetId::parse(&gpu.target_id.to_string())
-            .map_err(|e| Error::Unsupported(format!("GPU target {}: {e}", gpu.target_id)))?;
-        code_object.target().runs_on(&agent).map_err(|e| {
-            Error::InvalidArgument(format!(
-                "the code object is built for {}, the GPU is {}: {e}",
-                code_object.target(),
-                gpu.target_id
-            ))
-        })?;
-        let kind = if gpu.large_bar {
-            MemoryKind::VramHostVisible
-        } else {
-            MemoryKind::GttCoarse
-        };
-        let size = code_object.image_size().max(1);
-        let align = code_object.image_align().max(4096);
-        let gpu_id = gpu.gpu_id;
-        let (state, image) = self.shared().with_live(|live| {
-            let what = || format!("{size} bytes of code on GPU {gpu_id:#x}");
-            let memory = live
-                .kfd
-                .allocate(
-                    gpu_id,
-                    Allocation::new(kind, size).executable().aligned(align),
-                )
-                .map_err(|e| Error::driver(what, e))?;
-            let host = memory.host_ptr().ok_or_else(|| {
-                Error::Unsupported("code memory without a CPU mapping".to_owned())
-            })?;
-            // SAFETY: the buffer was just allocated with at least `size` bytes mapped at
-            // `host`; nothing else (no GPU: it is not mapped yet) accesses it during the load.
-            let dest = unsafe { std::slice::from_raw_parts_mut(host.as_ptr(), size as usize) };
-            let image = code_object
-                .load(dest, memory.va(), &NoExternals)
-                .map_err(|e| Error::InvalidArgument(format!("loading the code object: {e}")))?;
-            let mapping = memory
-                .map_to(&[gpu_id])
-                .map_err(|e| Error::driver(what, e))?;
-            Ok((
-                ExecutableState {
-                    _mapping: mapping,
-                    memory,
-                },
-                image,
-            ))
-        })?;
-        Ok(Executable {
-            owned: Owned::new(self.shared(), TeardownStage::Executables, state),
-            image,
-            gpu_id,
-        })
-    }
+/// A device function (`STT_FUNC`, exported or local; kernels' own entry symbols excluded):
+/// its address is a value for a device function pointer. ROCr exposes none of these.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    /// Its symbol name.
+    pub name: String,
+    /// The GPU address of its first instruction (not necessarily 256-aligned).
+    pub address: u64,
+    /// Bytes of code (`st_size`).
+    pub size: u64,
+    /// Whether other code objects may refer to it (local functions come from `.symtab`).
+    pub exported: bool,
 }
 
 impl Executable {
     /// The GPU it is loaded on.
     pub fn gpu_id(&self) -> u32 {
-        self.gpu_id
+        self.core.gpu_id
     }
 
     /// The kernel called `name` (with or without `.kd`).
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
-        self.owned.with(|_| {
-            let kernel = self.image.kernel(name).ok_or_else(|| {
-                let known: Vec<&str> = self.image.kernels().map(|k| k.name).collect();
+        self.core.owned.with(|_| {
+            let image = &self.core.image;
+            let kernel = image.kernel(name).ok_or_else(|| {
+                let known: Vec<&str> = image.kernels().map(|k| k.name).collect();
                 Error::InvalidArgument(format!(
                     "no kernel {name:?} in the code object (it has {known:?})"
                 ))
@@ -152,7 +153,7 @@ impl Executable {
             let layout = Arc::new(KernargLayout::new(&kernel)?);
             Ok(Kernel {
                 layout,
-                gpu_id: self.gpu_id,
+                gpu_id: self.core.gpu_id,
                 name: kernel.name.to_owned(),
                 kernel_object: kernel.descriptor_address,
                 entry_address: kernel.entry_address,
@@ -167,10 +168,22 @@ impl Executable {
         })
     }
 
+    /// The names of every kernel (normal, init and fini), in descriptor-address order.
+    pub fn kernel_names(&self) -> Result<Vec<String>> {
+        self.core.owned.with(|_| {
+            Ok(self
+                .core
+                .image
+                .kernels()
+                .map(|k| k.name.to_owned())
+                .collect())
+        })
+    }
+
     /// The device variable called `name`.
     pub fn variable(&self, name: &str) -> Result<Variable> {
-        self.owned.with(|_| {
-            let variable = self.image.variable(name).ok_or_else(|| {
+        self.core.owned.with(|_| {
+            let variable = self.core.image.variable(name).ok_or_else(|| {
                 Error::InvalidArgument(format!("no device variable {name:?} in the code object"))
             })?;
             Ok(Variable {
@@ -180,9 +193,48 @@ impl Executable {
         })
     }
 
+    /// Every device function (`STT_FUNC` from `.dynsym` and `.symtab`, kernel entry symbols
+    /// excluded) with its GPU address, in the order the code object lists them.
+    pub fn functions(&self) -> Result<Vec<Function>> {
+        self.core.owned.with(|_| {
+            Ok(self
+                .core
+                .image
+                .functions()
+                .map(|f| Function {
+                    name: f.name.to_owned(),
+                    address: f.address,
+                    size: f.size,
+                    exported: f.exported,
+                })
+                .collect())
+        })
+    }
+
+    /// The device function called `name`.
+    pub fn function(&self, name: &str) -> Result<Function> {
+        self.core.owned.with(|_| {
+            let f = self.core.image.function(name).ok_or_else(|| {
+                Error::InvalidArgument(format!("no device function {name:?} in the code object"))
+            })?;
+            Ok(Function {
+                name: f.name.to_owned(),
+                address: f.address,
+                size: f.size,
+                exported: f.exported,
+            })
+        })
+    }
+
     /// The loader's view of the image (kernels, variables, functions with their addresses).
     pub fn image(&self) -> &LoadedImage {
-        &self.image
+        &self.core.image
+    }
+
+    /// Whether `self` and `other` are handles to the same load (as every caller that loads
+    /// the same code object on the same GPU while it lives gets; see [`LoadOptions::shared`]).
+    pub fn same_load(&self, other: &Executable) -> bool {
+        Arc::ptr_eq(&self.core, &other.core)
     }
 
     /// Write `bytes` into the device variable `name` at byte `offset`.
@@ -218,7 +270,7 @@ impl Executable {
                 variable.size
             )));
         }
-        self.owned.with(|state| {
+        self.core.owned.with(|state| {
             let at = variable.address - state.memory.va() + offset;
             access(state, at).map_err(|e| Error::driver(|| "a device variable".to_owned(), e))
         })
@@ -228,9 +280,9 @@ impl Executable {
 impl fmt::Debug for Executable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Executable")
-            .field("gpu_id", &format_args!("{:#x}", self.gpu_id))
-            .field("base", &format_args!("{:#x}", self.image.base()))
-            .field("target", &self.image.target().to_string())
+            .field("gpu_id", &format_args!("{:#x}", self.core.gpu_id))
+            .field("base", &format_args!("{:#x}", self.core.image.base()))
+            .field("target", &self.core.image.target().to_string())
             .finish_non_exhaustive()
     }
 }
