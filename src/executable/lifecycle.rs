@@ -93,6 +93,11 @@ impl Load {
 
 impl Drop for Load {
     fn drop(&mut self) {
+        if self.core.owned.device().check_process().is_err() {
+            // A fork child dropping what it inherited: the load is the parent's; its callback
+            // and fini kernels run there, not here.
+            return;
+        }
         if let Some(teardown) = self.teardown.get() {
             teardown(&Executable {
                 core: Arc::clone(&self.core),

@@ -13,7 +13,9 @@ use crate::error::Result;
 /// An error fails the load.
 pub type SetupCallback = Arc<dyn Fn(&Executable) -> Result<()> + Send + Sync>;
 
-/// Called once before an unload (before the `fini` kernels).
+/// Called once before an unload (before the `fini` kernels). The executable it gets is a view
+/// of the load being ended: keeping a clone of it keeps the memory but not the load (the
+/// `fini` kernels run regardless).
 pub type TeardownCallback = Arc<dyn Fn(&Executable) + Send + Sync>;
 
 /// How long an `init` or `fini` kernel may run unless [`LoadOptions::kernel_timeout`] says
