@@ -2,17 +2,8 @@
 //! bundle or a host binary's `.hip_fatbin`), allocate executable memory, place and relocate the
 //! image with `amdgpu-loader` (externals from linked executables), map it to the GPU.
 //!
-//! # Memory permissions
-//!
-//! KFD sets GPU page permissions per buffer object (`WRITABLE`, `EXECUTABLE` at allocation),
-//! and an image is one contiguous range whose segments sit at fixed distances from each other
-//! (code reaches data PC-relatively), so it lives in one buffer object with one set of
-//! permissions. When no `PT_LOAD` segment is writable (`PF_W`), the buffer is read-only to the
-//! GPU. Otherwise it is GPU-writable as a whole, code included: splitting code and data into
-//! two buffer objects would need KFD to place the second at an exact address next to the
-//! first, which aqueduct's address allocator does not offer today. (ld.lld puts `.dynamic`
-//! in a writable segment, so most images need the writable mapping.) The CPU mapping stays,
-//! for reading and writing device variables by name.
+//! Memory permissions: see `permissions` (GPU read-only unless the image has mutable globals;
+//! one set of permissions per image).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,6 +14,7 @@ use kfd::{Allocation, MemoryKind};
 use super::externals::Links;
 use super::lifecycle::Load;
 use super::options::LoadOptions;
+use super::permissions;
 use super::registry::{self, LoadKey};
 use super::{Core, Executable, ExecutableState};
 use crate::agent::GpuAgent;
@@ -30,9 +22,6 @@ use crate::code_object_source::{self, CodeObjectSource, Origin};
 use crate::device::lifetime::Owned;
 use crate::device::{Device, TeardownStage};
 use crate::error::{Error, Result};
-
-/// `p_flags` bit: the segment is writable.
-const PF_W: u32 = 2;
 
 impl Device {
     /// Load the code object `bytes` on `gpu` with the default [`LoadOptions`] (shared, no
@@ -124,7 +113,7 @@ impl Device {
         let size = code_object.image_size().max(1);
         let align = code_object.image_align().max(4096);
         let mut request = Allocation::new(kind, size).executable().aligned(align);
-        if code_object.segments().iter().all(|s| s.flags & PF_W == 0) {
+        if !permissions::gpu_writes_image(bytes, code_object.segments()) {
             request = request.gpu_read_only();
         }
         let gpu_id = gpu.gpu_id;

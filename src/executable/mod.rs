@@ -8,6 +8,7 @@
 //! - `externals`: undefined references resolved against executables loaded earlier;
 //! - `lifecycle`: `init` kernels after load, `fini` kernels before unload, the user's setup
 //!   and teardown callbacks, each exactly once per load;
+//! - `permissions`: the image is read-only to the GPU unless it has mutable globals;
 //! - `registry`: one load per (device, GPU, code-object content, links), shared by every
 //!   caller that loads the same bytes while it lives.
 //!
@@ -34,6 +35,7 @@ mod externals;
 mod lifecycle;
 mod load;
 mod options;
+mod permissions;
 mod registry;
 
 use std::fmt;
