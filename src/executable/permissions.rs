@@ -1,14 +1,19 @@
 //! Whether the GPU must be able to write a code object's image.
 //!
-//! KFD sets GPU page permissions per buffer object, and an image is one buffer object (its
-//! segments sit at fixed distances from each other, and ld.lld packs them without page
-//! alignment in memory: `.bss` may start mid-page after `.data`), so one answer covers the
-//! whole image. The GPU writes only to writable (`PF_W`) `PT_LOAD` segments outside
-//! `PT_GNU_RELRO`: the relocation-read-only range (`.dynamic`, `.got`, `.data.rel.ro`,
-//! `.init_array`, `.fini_array`) is written by the loader on the host, through the CPU
-//! mapping, before the GPU sees the image. So an image whose writable segments all lie inside
-//! `PT_GNU_RELRO` (every code object without mutable globals) is mapped read-only to the GPU;
-//! one with `.data` or `.bss` is GPU-writable as a whole, code included.
+//! KFD sets GPU page permissions per buffer object, and an image is one buffer object, so one
+//! answer covers the whole image. The GPU writes only to writable (`PF_W`) `PT_LOAD` segments
+//! outside `PT_GNU_RELRO`: the relocation-read-only range (`.dynamic`, `.got`,
+//! `.data.rel.ro`, `.init_array`, `.fini_array`) is written by the loader on the host, through
+//! the CPU mapping, before the GPU sees the image. So an image whose writable segments all lie
+//! inside `PT_GNU_RELRO` (every code object without mutable globals) is mapped read-only to
+//! the GPU; one with `.data` or `.bss` is GPU-writable as a whole, code included.
+//!
+//! Doing better for the latter is possible in principle: ld.lld starts each `PT_LOAD` on a
+//! new page of the image (e.g. code at 0x1500, `.dynamic` at 0x2940, `.bss` at 0x3e30), so
+//! code and mutable data never share a page, and two buffer objects (code and constants
+//! read-only, data writable) at adjacent addresses would do. aqueduct's `kfd` layer places
+//! every buffer object itself and cannot yet allocate one at a chosen address, so the image
+//! stays one buffer object.
 
 use amdgpu_loader::segment::LoadSegment;
 
