@@ -500,6 +500,73 @@ fn a_wrong_target_is_an_error_naming_both_targets() {
 }
 
 #[test]
+fn loads_from_mapped_files_bundles_and_host_binaries_pick_the_device_target() {
+    let (_machine, device) = device();
+    let gpu = gpu(&device);
+    let plain = device
+        .load_file(
+            &gpu,
+            kernel_path("gfx90a", "vector_add.co5"),
+            &LoadOptions::default(),
+        )
+        .unwrap();
+    for fixture in [
+        "vector_add.hipfb",
+        "vector_add.ccob2.hipfb",
+        "vector_add.ccob3.hipfb",
+        "hip_fatbin_host.so",
+        "hip_fatbin_host.o",
+    ] {
+        let executable = device
+            .load_file(
+                &gpu,
+                kernel_path("fixtures", fixture),
+                &LoadOptions::default(),
+            )
+            .unwrap_or_else(|e| panic!("{fixture}: {e}"));
+        assert_eq!(executable.image().target().processor.name, "gfx90a");
+        // The gfx90a entry is byte for byte gfx90a/vector_add.co5: the same load.
+        assert!(executable.same_load(&plain), "{fixture}");
+        let n = 100u32;
+        let a = device
+            .alloc(&gpu, MemoryLocation::HostFine, 4 * n as usize)
+            .unwrap();
+        let b = device
+            .alloc(&gpu, MemoryLocation::HostFine, 4 * n as usize)
+            .unwrap();
+        let c = u32_buffer(&device, &gpu, n as usize);
+        let xs: Vec<i32> = (0..n as i32).collect();
+        let ys: Vec<i32> = (0..n as i32).map(|i| 1000 - 3 * i).collect();
+        a.write(0, &xs).unwrap();
+        b.write(0, &ys).unwrap();
+        let kernel = executable.kernel("vector_add").unwrap();
+        launch(
+            &device,
+            &gpu,
+            &kernel,
+            Geometry::d1(n, 64),
+            &[
+                Arg::ptr(a.gpu_address()),
+                Arg::ptr(b.gpu_address()),
+                Arg::ptr(c.gpu_address()),
+                Arg::u32(n),
+            ],
+        );
+        let sums: Vec<i32> = c.to_vec().unwrap();
+        let expected: Vec<i32> = (0..n as i32).map(|i| 1000 - 2 * i).collect();
+        assert_eq!(sums, expected, "{fixture}");
+    }
+    let missing = device
+        .load_file(
+            &gpu,
+            kernel_path("gfx90a", "no_such.co5"),
+            &LoadOptions::default(),
+        )
+        .unwrap_err();
+    assert!(missing.to_string().contains("no_such.co5"), "{missing}");
+}
+
+#[test]
 fn at_shutdown_fini_kernels_do_not_run_and_teardown_runs_once_after() {
     let (_machine, device) = device();
     let gpu = gpu(&device);
