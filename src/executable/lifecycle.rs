@@ -9,7 +9,13 @@
 //! `init` and `fini` kernels run on a queue of their own, made for the occasion: one
 //! work-item each (LLVM's `amdgcn.device.init` walks the constructor array in one thread),
 //! a kernarg segment filled by [`KernargLayout::write`], a completion signal waited on with a
-//! timeout. The queue goes when they are done.
+//! timeout. The queue goes when they are done. A failing `init` kernel (fault, timeout) fails
+//! the load with the queue's error; a failing `fini` kernel is logged (an unload cannot fail).
+//!
+//! Unsure / limits: the hidden `queue_ptr` is 0 (the safe `Queue` does not expose its
+//! `amd_queue_t` address), and the queue has no scratch, so a constructor that needs a stack
+//! (LLVM marks every init kernel `uses_dynamic_stack`, but leaf constructors never touch it)
+//! faults and fails the load. Both go away when kernel launch sets up scratch for a queue.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
