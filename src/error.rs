@@ -75,6 +75,18 @@ pub enum Error {
     /// The caller asked for something invalid; the message says what and what is expected.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A code object refers to a symbol nobody defines: neither the executables it was
+    /// linked with ([`LoadOptions::link_with`]) nor anything else (weak references resolve to 0).
+    ///
+    /// [`LoadOptions::link_with`]: crate::LoadOptions::link_with
+    #[error(
+        "the code object refers to `{name}`, which is not defined: load the executable that \
+         exports it first and link with it (LoadOptions::link_with)"
+    )]
+    UnresolvedSymbol {
+        /// The undefined symbol's name.
+        name: String,
+    },
     /// The device or the kernel lacks what the operation needs.
     #[error("not supported: {0}")]
     Unsupported(String),
@@ -129,9 +141,10 @@ impl Error {
             Self::Queue { .. } => ErrorKind::Queue,
             Self::GpuStopped { .. } => ErrorKind::GpuStopped,
             Self::Timeout { .. } => ErrorKind::Timeout,
-            Self::InvalidArgument(_) | Self::Kernarg(_) | Self::CodeObject(_) => {
-                ErrorKind::InvalidArgument
-            }
+            Self::InvalidArgument(_)
+            | Self::Kernarg(_)
+            | Self::CodeObject(_)
+            | Self::UnresolvedSymbol { .. } => ErrorKind::InvalidArgument,
             Self::Unsupported(_) => ErrorKind::Unsupported,
             Self::Driver(_) => ErrorKind::Kernel,
             Self::Backend(_) => ErrorKind::Backend,

@@ -11,7 +11,9 @@
 //! - [`GpuAgent`] and [`CpuAgent`]: what the device is made of;
 //! - [`Buffer`]: GPU-visible memory of every [`MemoryLocation`];
 //! - [`Queue`]: AQL queues, with typed [`QueueError`]s;
-//! - [`Signal`]: completion signals, waits and profiling timestamps.
+//! - [`Signal`]: completion signals, waits and profiling timestamps;
+//! - [`Executable`]: code objects loaded on a GPU ([`Device::load_with`], [`LoadOptions`]),
+//!   their kernels, variables and functions.
 //!
 //! Every call on a handle of a shut-down device fails with [`ErrorKind::Closed`], and every
 //! call on a handle inherited across `fork()` with [`ErrorKind::ForkedChild`].
@@ -42,7 +44,7 @@ pub use agent::{CpuAgent, GpuAgent, MemoryLocation, MemoryPool, QueueLimits};
 pub use buffer::Buffer;
 pub use device::Device;
 pub use error::{Error, ErrorKind, Result};
-pub use executable::{Executable, Kernel, Variable};
+pub use executable::{Executable, Function, Kernel, LoadOptions, Variable};
 pub use kernarg::{Arg, Geometry};
 pub use launch::{Completion, Launch, LaunchOptions};
 pub use queue::{Queue, QueueError, QueueOptions};

@@ -167,6 +167,11 @@ fn every_corpus_kernel_gets_every_argument_at_its_metadata_offset() {
             // Geometry: uneven in x and y unless the kernel requires its work-group size.
             let (geometry, expect_dims) = match meta.reqd_workgroup_size {
                 Some(r) => (Geometry::d3([r[0] * 3, r[1] * 2, r[2]], r), 3),
+                // Init and fini kernels (amdgcn.device.init/fini) allow one work-item per
+                // group: a grid of one-item groups.
+                None if meta.max_flat_workgroup_size == 1 => {
+                    (Geometry::d3([5, 3, 2], [1, 1, 1]), 3)
+                }
                 None => (Geometry::d3([200, 7, 3], [16, 4, 2]), 3),
             };
             let geometry = geometry.with_global_offset([5, 6, 7]).with_dynamic_lds(64);

@@ -1145,7 +1145,16 @@ fn user_sgpr_layout_matches_the_disassembly() {
                     .find(|s| s.kind == kind)
                     .map(|s| s.first)
             };
-            if k.kernarg_size() > 0 && k.descriptor.kernarg_preload_length() == 0 {
+            // Init and fini kernels (LLVM's amdgcn.device.init/fini) never load an argument
+            // themselves: they hand the kernarg pointer on to the functions they call.
+            let forwards_kernargs = k
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.kind != KernelKind::Normal);
+            if k.kernarg_size() > 0
+                && k.descriptor.kernarg_preload_length() == 0
+                && !forwards_kernargs
+            {
                 let first = slot(UserSgpr::KernargSegmentPtr)
                     .unwrap_or_else(|| panic!("{rel}: {} has no kernarg pointer", k.name));
                 assert!(
