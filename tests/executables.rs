@@ -596,3 +596,36 @@ fn at_shutdown_fini_kernels_do_not_run_and_teardown_runs_once_after() {
     assert_eq!(teardowns.load(Ordering::SeqCst), 1);
     assert_eq!(seen_closed.load(Ordering::SeqCst), 1);
 }
+
+/// A kernel keeps its code loaded: taking it from a temporary executable handle and launching
+/// after the handle is gone runs the kernel (it used to free the code first: a memory fault).
+#[test]
+fn a_kernel_keeps_its_code_loaded_after_the_executable_handle_is_gone() {
+    let (_machine, device) = device();
+    let gpu = gpu(&device);
+    let kernel = device
+        .load_code_object(&gpu, &code_object("gfx90a", "vector_add.co5"))
+        .unwrap()
+        .kernel("vector_add")
+        .unwrap();
+    let n = 256u32;
+    let buffers: Vec<Buffer> = (0..3)
+        .map(|_| u32_buffer(&device, &gpu, n as usize))
+        .collect();
+    buffers[0].write(0, &vec![5u32; n as usize]).unwrap();
+    buffers[1].write(0, &vec![6u32; n as usize]).unwrap();
+    let queue = device
+        .create_queue(&gpu, &aqueduct::QueueOptions::default())
+        .unwrap();
+    let args: Vec<Arg<'_>> = buffers
+        .iter()
+        .map(|b| Arg::ptr(b.gpu_address()))
+        .chain([Arg::u32(n)])
+        .collect();
+    queue
+        .launch(&kernel, &Geometry::d1(n, 64), &args)
+        .unwrap()
+        .wait(Some(WAIT))
+        .unwrap();
+    assert_eq!(buffers[2].to_vec::<u32>().unwrap(), vec![11; n as usize]);
+}

@@ -111,6 +111,27 @@ pub struct Kernel {
     pub layout: Arc<KernargLayout>,
     /// The GPU it is loaded on.
     pub gpu_id: u32,
+    /// Keeps the code loaded while this kernel (or a clone) exists, so a launch can never run
+    /// code that was unloaded under it.
+    loaded: KeepLoaded,
+}
+
+/// A kernel's hold on its load. Two kernels compare by what they describe, not by this.
+#[derive(Clone)]
+struct KeepLoaded(Option<Arc<Load>>);
+
+impl PartialEq for KeepLoaded {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for KeepLoaded {}
+
+impl fmt::Debug for KeepLoaded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "loaded" } else { "view" })
+    }
 }
 
 /// A device variable (a global of the code object).
@@ -154,6 +175,7 @@ impl Executable {
             })?;
             let layout = Arc::new(KernargLayout::new(&kernel)?);
             Ok(Kernel {
+                loaded: KeepLoaded(self._load.clone()),
                 layout,
                 gpu_id: self.core.gpu_id,
                 name: kernel.name.to_owned(),
