@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod info;
 mod inspect;
 mod run;
@@ -33,6 +34,20 @@ enum Command {
         /// The file to read.
         file: std::path::PathBuf,
         /// Print JSON (schema in README.md).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure whole paths on the current device: dispatch → completion (spinning and
+    /// waiting), packets per second, loading an executable, a kernel's GPU time, device
+    /// open → close, signal updates. Medians and percentiles; progress on stderr.
+    ///
+    /// Example: aqueduct bench --iterations 200 --json
+    #[command(verbatim_doc_comment)]
+    Bench {
+        /// Samples per path (at least 10).
+        #[arg(long, default_value_t = 100)]
+        iterations: usize,
+        /// Print JSON.
         #[arg(long)]
         json: bool,
     },
@@ -79,6 +94,7 @@ fn main() -> ExitCode {
         Command::Info { json: false } => info::run(),
         Command::Info { json: true } => info::run_json(),
         Command::Inspect { file, json } => inspect::run(&file, json),
+        Command::Bench { iterations, json } => bench::run(iterations, json),
         Command::Run {
             file,
             kernel,
