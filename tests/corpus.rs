@@ -6,7 +6,7 @@
 //!
 //! Not here: `extern_sym` (an external symbol the executables work defines) and the checks
 //! that read the simulator's own records (see `sim/tests/shader_kernels_basic.rs`); the
-//! hidden-argument layouts are checked in `tests/launch_hidden_args.rs`.
+//! hidden-argument layouts are checked in `tests/launches.rs`.
 
 #[path = "corpus_support/mod.rs"]
 mod shader_support;
