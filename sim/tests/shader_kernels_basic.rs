@@ -5,6 +5,9 @@
 //! The checks below need the shader core's own view (statistics, the last packet and
 //! kernarg segment, loader externals).
 
+// Reference implementations use the kernels' mathematical names (a, b, x, n, ...).
+#![allow(clippy::many_single_char_names)]
+
 mod shader_support;
 
 #[path = "../../tests/kernels/checks/basic.rs"]
