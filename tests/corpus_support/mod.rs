@@ -283,22 +283,6 @@ pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
     }
 }
 
-/// A small deterministic pseudo-random generator (xorshift64*), the simulator suite's.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(seed | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-}
+/// Deterministic test inputs, the same as the simulator suite's.
+#[allow(unused_imports, reason = "not every test binary draws random inputs")]
+pub use test_support::rng::Rng;

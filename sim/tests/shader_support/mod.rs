@@ -407,25 +407,9 @@ pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
     }
 }
 
-/// A small deterministic pseudo-random generator (xorshift64*).
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(seed | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-}
+/// Deterministic test inputs, shared with the safe-API suite.
+#[allow(unused_imports, reason = "not every test binary draws random inputs")]
+pub use test_support::rng::Rng;
 
 /// Hand-assembled code placed behind a synthetic kernel descriptor (for instructions and
 /// situations the compiled corpus does not cover).
