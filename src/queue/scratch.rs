@@ -5,6 +5,12 @@
 //! the CP reads these fields at each dispatch, and waves of earlier dispatches must not lose
 //! their memory. A queue starts without scratch; the memory is freed with the queue.
 //!
+//! Unsure, for real hardware: with several XCCs (gfx942) the CP is taken to give XCC `i` the
+//! slice at `location + i × byte_size` (ROCr's `byte_size` is per XCC and its V# covers one
+//! slice; the split itself is firmware behaviour no source here spells out), and gfx9 dGPU
+//! scratch is taken to be ordinary VRAM addressed by its GPU VA (aql.md §4: "gfx9+: VA of the
+//! queue's scratch"); libhsakmt's scratch-aperture allocation path is not reproduced.
+//!
 //! ROCr instead lets the CP halt the queue (error word 0x1/0x400) and grows scratch from an
 //! asynchronous handler. Launches through [`Queue::launch`](crate::Queue::launch) never
 //! reach that halt; raw packets published with [`Queue::dispatch`](crate::Queue::dispatch)
