@@ -195,8 +195,13 @@ fn hung_launch(device: &Device, gpu: &GpuAgent, queue: &Queue) -> (Executable, a
     (code, launch)
 }
 
+/// `vector_add` (gfx90a unless said otherwise) runs on `queue` with the right result.
 fn vector_add_works(device: &Device, gpu: &GpuAgent, queue: &Queue) {
-    let (_code, add) = kernel(device, gpu, "gfx90a", "vector_add.co5", "vector_add");
+    vector_add_works_on(device, gpu, queue, "gfx90a");
+}
+
+fn vector_add_works_on(device: &Device, gpu: &GpuAgent, queue: &Queue, target: &str) {
+    let (_code, add) = kernel(device, gpu, target, "vector_add.co5", "vector_add");
     let n = 300u32;
     let [a, b, c] = [3i32, 4, 0].map(|v| {
         let buffer = zeroed(device, gpu, 4 * n as usize);
@@ -369,4 +374,59 @@ fn scratch_grows_for_private_segments_and_is_freed_with_the_queue() {
     drop(queue);
     // Ring, amd_queue_t page, EOP buffer, CWSR area, kernarg segments and scratch go.
     assert_eq!(machine.process_counts(pid()).buffer_objects, grown - 6);
+}
+
+/// `illegal_insn` stops its queue with an illegal-instruction error after its first store;
+/// a new queue on the same GPU works.
+#[test]
+fn an_illegal_instruction_stops_the_queue_and_a_new_queue_works() {
+    for (target, (_machine, device)) in [("gfx90a", device()), ("gfx942", gfx942_device())] {
+        let gpu = gpu(&device);
+        let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
+        let (_code, illegal) = kernel(&device, &gpu, target, "illegal_insn.co5", "illegal_insn");
+        let out = zeroed(&device, &gpu, 8);
+        let error = queue
+            .launch(
+                &illegal,
+                &Geometry::d1(1, 1),
+                &[Arg::ptr(out.gpu_address())],
+            )
+            .unwrap()
+            .wait(WAIT)
+            .unwrap_err();
+        assert_eq!(
+            error.queue_error(),
+            Some(&QueueError::IllegalInstruction),
+            "{target}: {error}"
+        );
+        assert_eq!(out.to_vec::<u32>().unwrap(), [0x1111_1111, 0], "{target}");
+        let fresh = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
+        vector_add_works_on(&device, &gpu, &fresh, target);
+    }
+}
+
+/// `oob_store` to an unmapped address: a memory fault naming the address.
+#[test]
+fn an_out_of_bounds_store_reports_a_memory_fault_with_its_address() {
+    const UNMAPPED: u64 = 0x0000_7e00_0000_0000;
+    let (_machine, device) = device();
+    let gpu = gpu(&device);
+    let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
+    let (_code, oob) = kernel(&device, &gpu, "gfx90a", "oob_store.co5", "oob_store");
+    let error = queue
+        .launch(
+            &oob,
+            &Geometry::d1(64, 64),
+            &[Arg::ptr(UNMAPPED), Arg::u32(7)],
+        )
+        .unwrap()
+        .wait(WAIT)
+        .unwrap_err();
+    assert_eq!(
+        error.queue_error(),
+        Some(&QueueError::MemoryFault {
+            address: Some(UNMAPPED)
+        }),
+        "{error}"
+    );
 }

@@ -28,8 +28,8 @@ pub enum Target {
 /// Both simulated targets.
 pub const TARGETS: [Target; 2] = [Target::Gfx90a, Target::Gfx942];
 
-/// The code-object versions built for both targets (V4 is built for gfx90a only; its
-/// hidden-argument layout has its own test in `tests/corpus.rs`).
+/// The code-object versions built for every kernel and both targets (V4 is built for some
+/// kernels on gfx90a: see [`for_each_built`]).
 pub const VERSIONS: [&str; 2] = ["co5", "co6"];
 
 /// A device buffer with the typed helpers the checks use.
@@ -179,10 +179,7 @@ impl Gpu {
 
     /// Load `bin/<target>/<file>` with `Device::load_code_object`.
     pub fn load(&self, file: &str) -> Loaded {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/kernels/bin")
-            .join(self.dir())
-            .join(file);
+        let path = kernels_bin().join(self.dir()).join(file);
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let executable = self
             .device
@@ -268,6 +265,11 @@ fn sized(size: u32, value: u64) -> KernelArg<'static> {
     }
 }
 
+/// Where the committed test code objects are.
+pub fn kernels_bin() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/bin")
+}
+
 /// A 1-D grid of `n` work-items rounded up to whole workgroups of `wg`.
 pub fn grid1(n: u32, wg: u32) -> [u32; 3] {
     [n.next_multiple_of(wg), 1, 1]
@@ -279,6 +281,20 @@ pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
         let gpu = Gpu::new(target);
         for v in VERSIONS {
             f(&gpu, v);
+        }
+    }
+}
+
+/// Run `f` for every (target, code object version) pair `kernel` is built for: V5 and V6
+/// always, V4 where it is built (gfx90a, some kernels).
+pub fn for_each_built(kernel: &str, mut f: impl FnMut(&Gpu, &str)) {
+    for target in TARGETS {
+        let gpu = Gpu::new(target);
+        for v in ["co4", "co5", "co6"] {
+            let path = kernels_bin().join(gpu.dir()).join(format!("{kernel}.{v}"));
+            if v != "co4" || path.exists() {
+                f(&gpu, v);
+            }
         }
     }
 }

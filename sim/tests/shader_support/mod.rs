@@ -407,6 +407,20 @@ pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
     }
 }
 
+/// Run `f` for every (target, code object version) pair `kernel` is built for: V5 and V6
+/// always, V4 where it is built (gfx90a, some kernels).
+pub fn for_each_built(kernel: &str, mut f: impl FnMut(&Gpu, &str)) {
+    for target in TARGETS {
+        let gpu = Gpu::new(target);
+        for v in ["co4", "co5", "co6"] {
+            let path = kernels_bin().join(gpu.dir()).join(format!("{kernel}.{v}"));
+            if v != "co4" || path.exists() {
+                f(&gpu, v);
+            }
+        }
+    }
+}
+
 /// Deterministic test inputs, shared with the safe-API suite.
 #[allow(unused_imports, reason = "not every test binary draws random inputs")]
 pub use test_support::rng::Rng;

@@ -8,7 +8,7 @@
 // Reference implementations use the kernels' mathematical names (a, b, x, n, ...).
 #![allow(clippy::many_single_char_names)]
 
-use crate::shader_support::{Arg, for_each_build, grid1};
+use crate::shader_support::{Arg, for_each_build, for_each_built, grid1};
 
 #[test]
 fn tiny_writes_lane_ids() {
@@ -23,7 +23,7 @@ fn tiny_writes_lane_ids() {
 
 #[test]
 fn vector_add_matches_the_cpu() {
-    for_each_build(|gpu, v| {
+    for_each_built("vector_add", |gpu, v| {
         let co = gpu.load(&format!("vector_add.{v}"));
         let n = 1000u32;
         let a: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761)).collect();
@@ -257,7 +257,7 @@ fn int64_ops_match_the_cpu() {
 
 #[test]
 fn multi_kernel_runs_each_kernel() {
-    for_each_build(|gpu, v| {
+    for_each_built("multi_kernel", |gpu, v| {
         let co = gpu.load(&format!("multi_kernel.{v}"));
         let n = 100u32;
         let out = gpu.buffer(n as usize * 4);

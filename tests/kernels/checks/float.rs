@@ -9,7 +9,7 @@
 // Reference implementations use the kernels' mathematical names (a, b, x, n, ...).
 #![allow(clippy::many_single_char_names, clippy::float_cmp)]
 
-use crate::shader_support::{Arg, Rng, for_each_build, grid1};
+use crate::shader_support::{Arg, Rng, for_each_build, for_each_built, grid1};
 
 /// f32 to f16 bits, round to nearest even (integer-only reference implementation).
 fn f32_to_f16(x: f32) -> u16 {
@@ -112,7 +112,7 @@ fn same_f32(got: u32, want: f32) -> bool {
 
 #[test]
 fn saxpy_is_one_fma() {
-    for_each_build(|gpu, v| {
+    for_each_built("saxpy", |gpu, v| {
         let co = gpu.load(&format!("saxpy.{v}"));
         let n = 777u32;
         let x = float_inputs(n as usize, 3);

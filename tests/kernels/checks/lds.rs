@@ -8,7 +8,7 @@
 // Reference implementations use the kernels' mathematical names (a, b, x, n, ...).
 #![allow(clippy::many_single_char_names)]
 
-use crate::shader_support::{Arg, Opts, Rng, for_each_build};
+use crate::shader_support::{Arg, Opts, Rng, for_each_build, for_each_built};
 
 fn random(n: usize, seed: u64) -> Vec<u32> {
     let mut rng = Rng::new(seed);
@@ -17,7 +17,7 @@ fn random(n: usize, seed: u64) -> Vec<u32> {
 
 #[test]
 fn reduce_lds_sums_each_workgroup() {
-    for_each_build(|gpu, v| {
+    for_each_built("reduce_lds", |gpu, v| {
         let co = gpu.load(&format!("reduce_lds.{v}"));
         let n = 1000usize;
         let x = random(n, 1);
