@@ -78,7 +78,9 @@ impl Queue {
     /// let device = Device::open()?;
     /// let gpu = &device.gpus()?[0];
     /// let code = std::fs::read(path).expect("a committed code object");
-    /// let kernel = device.load_code_object(gpu, &code)?.kernel("vector_add")?;
+    /// // The executable must outlive the launches of its kernels.
+    /// let executable = device.load_code_object(gpu, &code)?;
+    /// let kernel = executable.kernel("vector_add")?;
     /// let n = 1000u32;
     /// let [a, b, c] = [1i32, 2, 0].map(|v| {
     ///     let buffer = device.alloc(gpu, MemoryLocation::Device, 4 * n as usize).unwrap();
@@ -86,7 +88,8 @@ impl Queue {
     ///     buffer
     /// });
     /// let queue = device.create_queue(gpu, &QueueOptions::default())?;
-    /// let args = [a, b, c.clone()].map(|x| Arg::ptr(x.gpu_address()));
+    /// // Borrowed: the buffers must outlive the launch too.
+    /// let args = [&a, &b, &c].map(|x| Arg::ptr(x.gpu_address()));
     /// let launch = queue.launch(&kernel, &Geometry::d1(n, 64), &[args[0], args[1], args[2], Arg::u32(n)])?;
     /// launch.wait(None)?;
     /// assert!(c.to_vec::<i32>()?.iter().all(|&x| x == 3));
@@ -154,11 +157,9 @@ impl Queue {
                             Error::InvalidArgument(format!("kernel `{}`: {e}", kernel.name))
                         })
                 });
-            match built {
-                Ok(packet) => {
-                    let index = self.publish(state, &packet.to_raw(), None)?;
-                    Ok((claim.index, claim.launch, index))
-                }
+            // A launch that fails before its packet is out gives its segment back.
+            match built.and_then(|packet| self.publish(state, &packet.to_raw(), None)) {
+                Ok(index) => Ok((claim.index, claim.launch, index)),
                 Err(error) => {
                     ring.release(&claim);
                     Err(error)
@@ -260,9 +261,7 @@ impl Launch {
             }
         }
     }
-}
 
-impl Launch {
     /// [`Launch::wait`], and if the kernel has not completed within `timeout`, abort its
     /// queue ([`Queue::abort`]) and return the timeout error: the hung kernel is stopped, the
     /// device stays usable (make a new queue), and every later call on this queue fails with
