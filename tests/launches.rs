@@ -430,3 +430,102 @@ fn an_out_of_bounds_store_reports_a_memory_fault_with_its_address() {
         "{error}"
     );
 }
+
+/// Threads launching kernels with different private sizes at once: scratch grows while
+/// other launches are in flight (each grow drains the queue and holds launches off), and
+/// every result is right.
+#[test]
+fn concurrent_launches_while_scratch_grows() {
+    let (_machine, device) = device();
+    let gpu = gpu(&device);
+    let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
+    let (_c1, empty) = kernel(&device, &gpu, "gfx90a", "empty.co5", "empty");
+    let (_c2, private) = kernel(
+        &device,
+        &gpu,
+        "gfx90a",
+        "private_array.co5",
+        "private_array",
+    );
+    let (_c3, indirect) = kernel(
+        &device,
+        &gpu,
+        "gfx90a",
+        "indirect_call.co5",
+        "indirect_call",
+    );
+    assert!(indirect.layout.uses_dynamic_stack());
+    let n = 64u32;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for _ in 0..50 {
+                queue
+                    .launch(&empty, &Geometry::d1(64, 64), &[])
+                    .unwrap()
+                    .wait(WAIT)
+                    .unwrap();
+            }
+        });
+        s.spawn(|| {
+            let idx = zeroed(&device, &gpu, 16 * 4 * n as usize);
+            let out = zeroed(&device, &gpu, 2 * 4 * n as usize);
+            for round in 0..10 {
+                out.fill(0).unwrap();
+                queue
+                    .launch(
+                        &private,
+                        &Geometry::d1(n, 64),
+                        &[
+                            Arg::ptr(idx.gpu_address()),
+                            Arg::ptr(out.gpu_address()),
+                            Arg::u32(n),
+                        ],
+                    )
+                    .unwrap()
+                    .wait(WAIT)
+                    .unwrap();
+                let got: Vec<u32> = out.to_vec().unwrap();
+                assert_eq!((got[2], got[3]), (16 + 1240, 56 << 1), "round {round}");
+            }
+        });
+        s.spawn(|| {
+            let a = zeroed(&device, &gpu, 4 * n as usize);
+            let b = zeroed(&device, &gpu, 4 * n as usize);
+            let sel = zeroed(&device, &gpu, 4 * n as usize);
+            let out = zeroed(&device, &gpu, 4 * n as usize);
+            a.write(0, &(0..n).collect::<Vec<u32>>()).unwrap();
+            b.write(0, &(0..n).map(|i| 2 * i).collect::<Vec<u32>>())
+                .unwrap();
+            for round in 0..10 {
+                out.fill(0).unwrap();
+                // A stack bigger than the default on odd rounds: scratch grows again.
+                let options = aqueduct::LaunchOptions {
+                    stack_bytes: Some(if round % 2 == 1 { 4096 } else { 1024 }),
+                    ..Default::default()
+                };
+                queue
+                    .launch_with(
+                        &indirect,
+                        &Geometry::d1(n, 64),
+                        &[
+                            Arg::ptr(a.gpu_address()),
+                            Arg::ptr(b.gpu_address()),
+                            Arg::ptr(sel.gpu_address()),
+                            Arg::ptr(out.gpu_address()),
+                            Arg::u32(n),
+                        ],
+                        &options,
+                    )
+                    .unwrap()
+                    .wait(WAIT)
+                    .unwrap();
+                // Selector 0 everywhere: a + b.
+                let got: Vec<u32> = out.to_vec().unwrap();
+                assert!(
+                    got.iter().enumerate().all(|(i, &x)| x == 3 * i as u32),
+                    "round {round}"
+                );
+            }
+        });
+    });
+}
