@@ -46,6 +46,6 @@ pub use device::Device;
 pub use error::{Error, ErrorKind, Result};
 pub use executable::{Executable, Function, Kernel, LoadOptions, Variable};
 pub use kernarg::{Arg, Geometry};
-pub use launch::{Completion, Launch, LaunchOptions};
+pub use launch::{Completion, DEFAULT_STACK_BYTES, Launch, LaunchOptions};
 pub use queue::{Queue, QueueError, QueueOptions};
 pub use signal::{Condition, MemoryOrder, Signal, Timestamps};

@@ -163,6 +163,7 @@ pub struct KernargLayout {
     limits: KernelLimits,
     preload: Option<PreloadedKernargs>,
     kind: KernelKind,
+    dynamic_stack: bool,
 }
 
 impl KernargLayout {
@@ -300,6 +301,7 @@ impl KernargLayout {
             limits,
             preload,
             kind: parts.metadata.map_or(KernelKind::Normal, |m| m.kind),
+            dynamic_stack: parts.descriptor.uses_dynamic_stack(),
         })
     }
 
@@ -347,6 +349,13 @@ impl KernargLayout {
     /// Whether this is a normal, init or fini kernel.
     pub fn kernel_kind(&self) -> KernelKind {
         self.kind
+    }
+
+    /// Whether the kernel's call stack may grow past its fixed private size (recursion,
+    /// indirect calls, variable-sized frames: the descriptor's `USES_DYNAMIC_STACK`), so a
+    /// launch must provide stack space beyond it.
+    pub fn uses_dynamic_stack(&self) -> bool {
+        self.dynamic_stack
     }
 
     /// Check `args` and `geometry` against the kernel, then fill `segment` (at least

@@ -161,7 +161,12 @@ impl KernargRing {
             .store(0, MemoryOrder::Release);
     }
 
-    /// Whether launch `launch` in segment `index` has completed, and its timestamps if known.
+    /// Whether launch `launch` in segment `index` has completed (`Some`), and its timestamps
+    /// if known (the inner option).
+    #[allow(
+        clippy::option_option,
+        reason = "completed or not, then timestamps kept or not: two independent answers"
+    )]
     pub(crate) fn completed(&self, index: usize, launch: u64) -> Option<Option<Timestamps>> {
         let segment = &self.segments[index];
         let record = segment

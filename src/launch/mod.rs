@@ -33,7 +33,17 @@ pub struct LaunchOptions<'a> {
     /// Set the dispatch's barrier bit: it starts only after every earlier packet of the queue
     /// has completed (the default lets it overlap with earlier dispatches).
     pub barrier: bool,
+    /// Stack bytes per work-item for a kernel with a dynamic call stack
+    /// ([`KernargLayout::uses_dynamic_stack`](crate::kernarg::KernargLayout::uses_dynamic_stack)),
+    /// on top of its fixed private size; `None`: [`DEFAULT_STACK_BYTES`]. Ignored for other
+    /// kernels.
+    pub stack_bytes: Option<u32>,
 }
+
+/// Stack bytes per work-item a kernel with a dynamic call stack gets unless
+/// [`LaunchOptions::stack_bytes`] says otherwise: 1 KiB, HIP's default `hipLimitStackSize`
+/// on AMD GPUs (to our knowledge; the HIP runtime may round it, not checked).
+pub const DEFAULT_STACK_BYTES: u32 = 1024;
 
 /// A launched kernel. Waiting is optional: its kernarg segment is recycled once it completes
 /// whether or not anyone waits.
@@ -68,6 +78,7 @@ impl Queue {
     /// let device = Device::open()?;
     /// let gpu = &device.gpus()?[0];
     /// let code = std::fs::read(path).expect("a committed code object");
+    /// // The executable must outlive the launches of its kernels.
     /// let executable = device.load_code_object(gpu, &code)?;
     /// let kernel = executable.kernel("vector_add")?;
     /// let n = 1000u32;
@@ -77,6 +88,7 @@ impl Queue {
     ///     buffer
     /// });
     /// let queue = device.create_queue(gpu, &QueueOptions::default())?;
+    /// // Borrowed: the buffers must outlive the launch too.
     /// let args = [&a, &b, &c].map(|x| Arg::ptr(x.gpu_address()));
     /// let launch = queue.launch(&kernel, &Geometry::d1(n, 64), &[args[0], args[1], args[2], Arg::u32(n)])?;
     /// launch.wait(None)?;
@@ -110,8 +122,22 @@ impl Queue {
                 kernel.layout.reserved_size()
             )));
         }
+        let private_bytes = if kernel.layout.uses_dynamic_stack() {
+            kernel
+                .private_segment_size
+                .saturating_add(options.stack_bytes.unwrap_or(DEFAULT_STACK_BYTES))
+        } else {
+            kernel.private_segment_size
+        };
         let device = self.owned.device();
-        let (segment, number, packet) = self.owned.with_fast(|state| {
+        let (segment, number, index) = self.with_state_fast(|state| {
+            // The scratch this launch needs stays in place until its packet is published.
+            let _scratch = loop {
+                if let Some(held) = state.scratch.hold(private_bytes) {
+                    break held;
+                }
+                self.ensure_scratch(state, private_bytes)?;
+            };
             let ring = state.kernarg_ring(device, self.gpu_id())?;
             let claim =
                 ring.claim(|segment| self.wait_segment(state, ring, segment, None).map(drop))?;
@@ -123,7 +149,7 @@ impl Queue {
                     DispatchBuilder::new(kernel.kernel_object, claim.gpu_address)
                         .geometry(shape.dimensions, shape.grid_size, shape.workgroup_size)
                         .group_segment_size(shape.group_segment_size)
-                        .private_segment_size(kernel.private_segment_size)
+                        .private_segment_size(private_bytes)
                         .completion_signal(ring.segments[claim.index].signal.view().handle())
                         .barrier(options.barrier)
                         .build(&DispatchLimits::GFX9)
@@ -131,15 +157,15 @@ impl Queue {
                             Error::InvalidArgument(format!("kernel `{}`: {e}", kernel.name))
                         })
                 });
-            match built {
-                Ok(packet) => Ok((claim.index, claim.launch, packet)),
+            // A launch that fails before its packet is out gives its segment back.
+            match built.and_then(|packet| self.publish(state, &packet.to_raw(), None)) {
+                Ok(index) => Ok((claim.index, claim.launch, index)),
                 Err(error) => {
                     ring.release(&claim);
                     Err(error)
                 }
             }
         })?;
-        let index = self.submit_until(&packet.to_raw(), None)?;
         if let Some(signal) = options.completion {
             let marker = aql::builder::barrier_and(&[], signal.handle())
                 .map_err(|e| Error::InvalidArgument(e.to_string()))?
@@ -193,7 +219,7 @@ impl Launch {
     /// Whether the kernel has completed (a queue error is returned as an error).
     pub fn is_complete(&self) -> Result<bool> {
         let device = self.queue.owned.device();
-        self.queue.owned.with(|state| {
+        self.queue.with_state(|state| {
             let ring = state.kernarg_ring(device, self.queue.gpu_id())?;
             if ring.completed(self.segment, self.number).is_some() {
                 return Ok(true);
@@ -215,7 +241,7 @@ impl Launch {
             .map_or(0, |g| g.timestamp_frequency_hz);
         let deadline = timeout.and_then(|t| std::time::Instant::now().checked_add(t));
         loop {
-            let done = self.queue.owned.with(|state| {
+            let done = self.queue.with_state(|state| {
                 let ring = state.kernarg_ring(device, self.queue.gpu_id())?;
                 if let Some(times) = ring.completed(self.segment, self.number) {
                     return Ok(Some(times));
@@ -233,6 +259,20 @@ impl Launch {
                     gpu_time: timestamps.and_then(|t| t.duration(frequency)),
                 });
             }
+        }
+    }
+
+    /// [`Launch::wait`], and if the kernel has not completed within `timeout`, abort its
+    /// queue ([`Queue::abort`]) and return the timeout error: the hung kernel is stopped, the
+    /// device stays usable (make a new queue), and every later call on this queue fails with
+    /// [`QueueError::Aborted`](crate::QueueError::Aborted).
+    pub fn wait_or_abort(&self, timeout: Duration) -> Result<Completion> {
+        match self.wait(Some(timeout)) {
+            Err(timeout @ Error::Timeout { .. }) => {
+                self.queue.abort()?;
+                Err(timeout)
+            }
+            other => other,
         }
     }
 }

@@ -43,6 +43,10 @@ pub enum QueueError {
     /// The kernel needs scratch (private) memory the queue does not provide.
     #[error("the kernel needs scratch memory the queue does not have")]
     OutOfScratch,
+    /// [`Queue::abort`](crate::Queue::abort) destroyed the queue (after a launch timed out,
+    /// say): make a new queue.
+    #[error("the queue was aborted (destroyed with its kernels); create a new queue")]
+    Aborted,
     /// A GPU reset destroyed the queue.
     #[error("GPU reset{}", if *.memory_lost { " (device memory lost)" } else { "" })]
     GpuReset {

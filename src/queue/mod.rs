@@ -1,7 +1,8 @@
 //! AQL queues: a ring the host produces packets into and a GPU's command processor consumes,
 //! with the queue's error word watched by every wait on it.
 //!
-//! - `error`: what the CP reports when it stops a queue ([`QueueError`]).
+//! - `error`: what the CP reports when it stops a queue ([`QueueError`]);
+//! - `scratch`: the queue's scratch (private segment) memory, grown before launches need it.
 //!
 //! Creating a queue: the kernel's memory for it (ring, `amd_queue_t` page, EOP buffer,
 //! context-save area) from `kfd`, every ring slot set INVALID, the `amd_queue_t` filled in
@@ -10,10 +11,16 @@
 //! reservation, the packet body, one release store of the header, the doorbell. A wait on the
 //! queue sleeps on both the awaited signal's event and the error signal's, so an error ends it
 //! at once.
+//!
+//! [`Queue::abort`] destroys the queue in the kernel while kernels may still run on it (what
+//! a launch that timed out needs): the device stays usable, and every later call on the
+//! queue fails with [`QueueError::Aborted`].
 
 pub(crate) mod error;
+pub(crate) mod scratch;
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -36,8 +43,9 @@ use crate::device::{Device, DeviceShared, Live, TeardownStage};
 use crate::error::{Error, Result};
 use crate::kernarg::LaunchContext;
 use crate::launch::kernarg_ring::KernargRing;
-use crate::signal::{Signal, SignalState};
+use crate::signal::{Signal, SignalState, SignalWait};
 pub use error::QueueError;
+use scratch::{Scratch, ScratchFields, ScratchShape};
 
 /// How long a queue whose error word says "memory fault" waits for KFD's report of the
 /// address, which may come after the CP's word.
@@ -78,21 +86,29 @@ pub struct Queue {
     gpu_id: u32,
     queue_id: u32,
     packets: u32,
+    /// Set by [`Queue::abort`]; shared with the state so waits on it end.
+    aborted: Arc<AtomicBool>,
 }
 
 /// The kernel objects of a queue. Fields drop in order: the producer (nothing to do), the
-/// queue (destroyed, then its memory freed), then the error signal the CP wrote to.
+/// queue (destroyed, then its memory freed), the kernarg segments and scratch memory its
+/// kernels used, then the error signal the CP wrote to.
 pub(crate) struct QueueState {
     pub(crate) producer: RingProducer<QueueDoorbell>,
-    /// Kernarg segments for launches, made at the first launch.
+    queue: kfd::Queue,
+    /// Kernarg segments for launches, made at the first launch (freed after the queue is
+    /// destroyed: a kernel may still be reading them).
     pub(crate) launches: OnceLock<KernargRing>,
     launches_init: Mutex<()>,
-    queue: kfd::Queue,
+    /// Scratch memory, described in the `amd_queue_t`.
+    pub(crate) scratch: Scratch,
     pub(crate) inactive: SignalState,
     /// What launches on this queue put into hidden kernel arguments.
     pub(crate) context: LaunchContext,
     /// The first error seen; every later wait reports it.
     error: OnceLock<QueueError>,
+    /// Whether [`Queue::abort`] was called.
+    aborted: Arc<AtomicBool>,
 }
 
 impl Wake for QueueState {
@@ -136,9 +152,10 @@ impl Device {
                 options.priority
             )));
         }
+        let aborted = Arc::new(AtomicBool::new(false));
         let state = self
             .shared()
-            .with_live(|live| QueueState::create(live, gpu, options))?;
+            .with_live(|live| QueueState::create(live, gpu, options, &aborted))?;
         let queue_id = state.queue.queue_id();
         debug!(
             gpu_id = gpu.gpu_id,
@@ -151,12 +168,18 @@ impl Device {
             gpu_id: gpu.gpu_id,
             queue_id,
             packets: options.packets,
+            aborted,
         })
     }
 }
 
 impl QueueState {
-    fn create(live: &Live, gpu: &GpuAgent, options: &QueueOptions) -> Result<Self> {
+    fn create(
+        live: &Live,
+        gpu: &GpuAgent,
+        options: &QueueOptions,
+        aborted: &Arc<AtomicBool>,
+    ) -> Result<Self> {
         let gpu_id = gpu.gpu_id;
         live.check_gpu_running(gpu_id)?;
         let what = || format!("a queue of {} packets on GPU {gpu_id:#x}", options.packets);
@@ -174,11 +197,13 @@ impl QueueState {
                 .map_err(|e| Error::driver(what, e))?;
         }
         let inactive = SignalState::create(live, 0, true)?;
-        let apertures = *live
-            .kfd
-            .gpu(gpu_id)
-            .map_err(|e| Error::driver(what, e))?
-            .apertures();
+        let kfd_gpu = live.kfd.gpu(gpu_id).map_err(|e| Error::driver(what, e))?;
+        let apertures = *kfd_gpu.apertures();
+        let scratch_shape = ScratchShape::new(
+            gpu.compute_units,
+            kfd_gpu.node().properties.max_slots_scratch_cu,
+            gpu.xccs,
+        );
         let mut properties = QueueProperties::IS_PTR64;
         if options.profiling {
             properties |= QueueProperties::ENABLE_PROFILING;
@@ -247,9 +272,11 @@ impl QueueState {
             launches: OnceLock::new(),
             launches_init: Mutex::new(()),
             queue,
+            scratch: Scratch::new(gpu_id, scratch_shape),
             inactive,
             context,
             error: OnceLock::new(),
+            aborted: Arc::clone(aborted),
         })
     }
 
@@ -277,6 +304,9 @@ impl QueueState {
             queue_id,
             cause: cause.clone(),
         };
+        if self.aborted.load(Ordering::Acquire) {
+            return Err(to_error(&QueueError::Aborted));
+        }
         if let Some(cause) = self.error.get() {
             return Err(to_error(cause));
         }
@@ -297,6 +327,40 @@ impl QueueState {
                 Err(to_error(cause))
             }
         }
+    }
+
+    /// Write the scratch fields of the `amd_queue_t` (the queue is idle and nothing is
+    /// published meanwhile: see [`Scratch::grow`]).
+    fn write_scratch_fields(&self, fields: &ScratchFields) -> Result<()> {
+        use std::mem::offset_of;
+        let page = self.queue.queue_memory().pointer_page();
+        let writes: [(usize, &[u8]); 5] = [
+            (
+                offset_of!(AmdQueue, compute_tmpring_size),
+                fields.tmpring.as_bytes(),
+            ),
+            (
+                offset_of!(AmdQueue, scratch_resource_descriptor),
+                fields.resource_descriptor.as_bytes(),
+            ),
+            (
+                offset_of!(AmdQueue, scratch_backing_memory_location),
+                fields.location.as_bytes(),
+            ),
+            (
+                offset_of!(AmdQueue, scratch_backing_memory_byte_size),
+                fields.byte_size.as_bytes(),
+            ),
+            (
+                offset_of!(AmdQueue, scratch_wave64_lane_byte_size),
+                fields.wave64_lane_byte_size.as_bytes(),
+            ),
+        ];
+        for (offset, bytes) in writes {
+            page.write(offset as u64, bytes)
+                .map_err(|e| Error::driver(|| "the queue's scratch fields".to_owned(), e))?;
+        }
+        Ok(())
     }
 }
 
@@ -326,22 +390,136 @@ impl Queue {
     /// Publish a packet given as its 64 bytes (the first 32-bit word last), giving up on a
     /// full ring at `deadline` (`None`: wait for room as long as the queue works).
     pub fn submit_until(&self, packet: &RawPacket, deadline: Option<Instant>) -> Result<u64> {
+        self.with_state_fast(|state| self.publish(state, packet, deadline))
+    }
+
+    /// Publish `packet` with the state held (see [`Queue::submit_until`]).
+    pub(crate) fn publish(
+        &self,
+        state: &QueueState,
+        packet: &RawPacket,
+        deadline: Option<Instant>,
+    ) -> Result<u64> {
         let device = self.owned.device();
-        self.owned.with_fast(|state| {
-            let abandon = || {
-                if device.is_closed() {
-                    Some("the device was shut down".to_owned())
-                } else if state.inactive.view().load(MemoryOrder::Relaxed) != 0 {
-                    Some("the queue stopped with an error".to_owned())
-                } else {
-                    None
-                }
-            };
-            state
-                .producer
-                .submit(packet, deadline, &abandon)
-                .map_err(|error| self.ring_error(device, state, error))
+        let abandon = || {
+            if device.is_closed() {
+                Some("the device was shut down".to_owned())
+            } else if state.aborted.load(Ordering::Relaxed) {
+                Some("the queue was aborted".to_owned())
+            } else if state.inactive.view().load(MemoryOrder::Relaxed) != 0 {
+                Some("the queue stopped with an error".to_owned())
+            } else {
+                None
+            }
+        };
+        state
+            .producer
+            .submit(packet, deadline, &abandon)
+            .map_err(|error| self.ring_error(device, state, error))
+    }
+
+    /// Run `f` on the queue's state; after [`Queue::abort`] fail with
+    /// [`QueueError::Aborted`].
+    pub(crate) fn with_state<R>(&self, f: impl FnOnce(&QueueState) -> Result<R>) -> Result<R> {
+        self.owned.with(f).map_err(|e| self.aborted_error(e))
+    }
+
+    /// [`Queue::with_state`] for hot paths (see `Owned::with_fast`).
+    pub(crate) fn with_state_fast<R>(&self, f: impl FnOnce(&QueueState) -> Result<R>) -> Result<R> {
+        self.owned.with_fast(f).map_err(|e| self.aborted_error(e))
+    }
+
+    /// A closed queue state after an abort is the abort's error.
+    fn aborted_error(&self, error: Error) -> Error {
+        match error {
+            Error::Closed if self.aborted.load(Ordering::Acquire) => Error::Queue {
+                gpu_id: self.gpu_id,
+                queue_id: self.queue_id,
+                cause: QueueError::Aborted,
+            },
+            other => other,
+        }
+    }
+
+    /// Destroy the queue now, even with kernels running on it (the kernel stops them): the
+    /// way out of a hung kernel. The device and its other queues stay usable; every later
+    /// call on this queue (and waits already sleeping on it) fails with
+    /// [`QueueError::Aborted`]. Aborting twice is not an error.
+    pub fn abort(&self) -> Result<()> {
+        if self.aborted.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        warn!(
+            gpu_id = self.gpu_id,
+            queue_id = self.queue_id,
+            "aborting the queue"
+        );
+        // Wake sleepers on the queue so they see the flag and let go of the state.
+        match self.owned.with(|state| {
+            state.wake();
+            Ok(())
+        }) {
+            Ok(()) | Err(Error::Closed) => {}
+            Err(other) => return Err(other),
+        }
+        // DESTROY_QUEUE (the kernel preempts running waves), then the memory is freed.
+        if let Some(state) = self.owned.take() {
+            let QueueState { queue, .. } = state;
+            queue
+                .destroy()
+                .map_err(|e| Error::driver(|| "destroying an aborted queue".to_owned(), e))?;
+        }
+        Ok(())
+    }
+
+    /// Whether [`Queue::abort`] was called on this queue.
+    pub fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::Acquire)
+    }
+
+    /// Make the queue provide at least `bytes` of scratch (private segment) memory per
+    /// work-item, for dispatch packets published with [`Queue::dispatch`] or
+    /// [`Queue::submit`] whose `private_segment_size` is that large ([`Queue::launch`] does
+    /// this itself). Waits until the queue has completed every packet published so far if
+    /// the memory must grow.
+    pub fn reserve_scratch(&self, bytes: u32) -> Result<()> {
+        self.with_state(|state| self.ensure_scratch(state, bytes))
+    }
+
+    /// Grow scratch to `bytes` per work-item if it is smaller, with the state held.
+    pub(crate) fn ensure_scratch(&self, state: &QueueState, bytes: u32) -> Result<()> {
+        if state.scratch.provided() >= bytes {
+            return Ok(());
+        }
+        let device = self.owned.device();
+        device.with_live(|live| {
+            state.scratch.grow(
+                live,
+                bytes,
+                || self.drain(live, state),
+                |fields| state.write_scratch_fields(fields),
+            )
         })
+    }
+
+    /// Wait until every packet published so far has completed: a barrier-AND packet with
+    /// the barrier bit and a completion signal, published with the state held.
+    fn drain(&self, live: &Live, state: &QueueState) -> Result<()> {
+        let done = SignalState::create(live, 1, true)?;
+        let packet = aql::builder::barrier_and(&[], done.view().handle())
+            .map_err(|e| Error::InvalidArgument(e.to_string()))?
+            .barrier(true);
+        self.publish(state, &packet.to_raw(), None)?;
+        let check = || state.check(live, self.gpu_id, self.queue_id);
+        SignalWait {
+            device: self.owned.device(),
+            live,
+            view: done.view(),
+            events: [done.event(), state.inactive.event()],
+            check: &check,
+        }
+        .run(Condition::Eq, 0, None)
+        .map(drop)
     }
 
     /// Publish a kernel-dispatch packet.
@@ -394,7 +572,7 @@ impl Queue {
         timeout: Option<Duration>,
     ) -> Result<i64> {
         let device = Arc::clone(self.owned.device());
-        self.owned.with(|state| {
+        self.with_state(|state| {
             device.with_live(|live| {
                 state.check(live, self.gpu_id, self.queue_id)?;
                 let check = || state.check(live, self.gpu_id, self.queue_id);
@@ -419,7 +597,7 @@ impl Queue {
     /// The error the CP stopped this queue with, if any.
     pub fn error(&self) -> Result<Option<QueueError>> {
         let device = Arc::clone(self.owned.device());
-        self.owned.with(|state| {
+        self.with_state(|state| {
             device.with_live(|live| match state.check(live, self.gpu_id, self.queue_id) {
                 Ok(()) => Ok(None),
                 Err(Error::Queue { cause, .. }) => Ok(Some(cause)),
@@ -430,14 +608,12 @@ impl Queue {
 
     /// The CP's read index (`read_dispatch_id`): packets below it have been consumed.
     pub fn read_index(&self) -> Result<u64> {
-        self.owned
-            .with_fast(|state| Ok(state.producer.read_index()))
+        self.with_state_fast(|state| Ok(state.producer.read_index()))
     }
 
     /// The write index (`write_dispatch_id`): packets below it have been reserved.
     pub fn write_index(&self) -> Result<u64> {
-        self.owned
-            .with_fast(|state| Ok(state.producer.write_index()))
+        self.with_state_fast(|state| Ok(state.producer.write_index()))
     }
 
     /// Change the queue's priority (0..=15) and time-slice share (0..=100; 0 suspends it).
@@ -447,7 +623,7 @@ impl Queue {
                 "percentage {percentage} (0..=100), priority {priority} (0..=15)"
             )));
         }
-        self.owned.with(|state| {
+        self.with_state(|state| {
             state
                 .queue
                 .update(percentage, priority)
@@ -457,7 +633,7 @@ impl Queue {
 
     /// Restrict the queue to the CUs whose bits are set (32 per word).
     pub fn set_cu_mask(&self, mask: &[u32]) -> Result<()> {
-        self.owned.with(|state| {
+        self.with_state(|state| {
             state
                 .queue
                 .set_cu_mask(mask)

@@ -3,11 +3,13 @@
 //! - [`fork`]: run checks in a forked child whose panic, error, hang or death by signal fails
 //!   the test (under libtest a child that panics would otherwise exit 0);
 //! - [`hardware`]: skip a hardware test visibly, or fail it where hardware is required;
+//! - [`rng`]: deterministic pseudo-random test inputs;
 //! - [`wait`]: wait for a state with a deadline instead of sleeping and hoping;
 //! - [`watchdog`]: turn a test that can only fail by hanging into one that fails.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod fork;
 pub mod hardware;
+pub mod rng;
 pub mod wait;
 pub mod watchdog;

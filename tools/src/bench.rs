@@ -92,7 +92,7 @@ pub fn run(iterations: usize, json: bool) -> Result<(), Error> {
             &[],
             &aqueduct::LaunchOptions {
                 completion: Some(&signal),
-                barrier: false,
+                ..Default::default()
             },
         )?;
         queue.wait(&signal, Condition::Eq, 0, WAIT)?;

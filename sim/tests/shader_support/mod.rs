@@ -407,25 +407,23 @@ pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
     }
 }
 
-/// A small deterministic pseudo-random generator (xorshift64*).
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(seed | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
+/// Run `f` for every (target, code object version) pair `kernel` is built for: V5 and V6
+/// always, V4 where it is built (gfx90a, some kernels).
+pub fn for_each_built(kernel: &str, mut f: impl FnMut(&Gpu, &str)) {
+    for target in TARGETS {
+        let gpu = Gpu::new(target);
+        for v in ["co4", "co5", "co6"] {
+            let path = kernels_bin().join(gpu.dir()).join(format!("{kernel}.{v}"));
+            if v != "co4" || path.exists() {
+                f(&gpu, v);
+            }
+        }
     }
 }
+
+/// Deterministic test inputs, shared with the safe-API suite.
+#[allow(unused_imports, reason = "not every test binary draws random inputs")]
+pub use test_support::rng::Rng;
 
 /// Hand-assembled code placed behind a synthetic kernel descriptor (for instructions and
 /// situations the compiled corpus does not cover).
