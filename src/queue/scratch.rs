@@ -2,8 +2,9 @@
 //! allocation sized for the largest per-work-item private size launched so far, described in
 //! the queue's `amd_queue_t` (buffer V#, `COMPUTE_TMPRING_SIZE` image, location, byte size,
 //! wave64 lane size) before the first launch that needs more. The queue is drained first:
-//! the CP reads these fields at each dispatch, and waves of earlier dispatches must not lose
-//! their memory. A queue starts without scratch; the memory is freed with the queue.
+//! the CP reads these fields at each dispatch (ROCr's resume after rewriting them on an
+//! "insufficient scratch" halt relies on that too), and waves of earlier dispatches must not
+//! lose their memory. A queue starts without scratch; the memory is freed with the queue.
 //!
 //! Unsure, for real hardware: with several XCCs (gfx942) the CP is taken to give XCC `i` the
 //! slice at `location + i × byte_size` (ROCr's `byte_size` is per XCC and its V# covers one
