@@ -70,7 +70,7 @@ impl Load {
             // run (its `init` kernels did) when `load` drops here.
             setup(&Executable {
                 core,
-                _load: Some(Arc::clone(&load)),
+                load: Some(Arc::clone(&load)),
             })?;
         }
         if let Some(teardown) = &options.teardown {
@@ -107,7 +107,7 @@ impl Drop for Load {
         if let Some(teardown) = self.teardown.get() {
             teardown(&Executable {
                 core: Arc::clone(&self.core),
-                _load: None,
+                load: None,
             });
         }
         if !self.fini.is_empty() {

@@ -97,7 +97,7 @@ impl Device {
         };
         Ok(Executable {
             core: Arc::clone(load.core()),
-            _load: Some(load),
+            load: Some(load),
         })
     }
 

@@ -62,7 +62,7 @@ pub use options::{LoadOptions, SetupCallback, TeardownCallback};
 pub struct Executable {
     core: Arc<Core>,
     /// The load this handle keeps alive; `None` only for the view a teardown callback gets.
-    _load: Option<Arc<Load>>,
+    load: Option<Arc<Load>>,
 }
 
 /// What every handle of one load shares: the memory and where things are in it.
@@ -175,7 +175,7 @@ impl Executable {
             })?;
             let layout = Arc::new(KernargLayout::new(&kernel)?);
             Ok(Kernel {
-                loaded: KeepLoaded(self._load.clone()),
+                loaded: KeepLoaded(self.load.clone()),
                 layout,
                 gpu_id: self.core.gpu_id,
                 name: kernel.name.to_owned(),
