@@ -269,6 +269,8 @@ fn init_and_fini_kernels_run_exactly_once_per_load() {
             .load_code_object(&gpu, &code_object("gfx90a", "init_fini.co5"))
             .unwrap();
         assert!(again.same_load(&executable));
+        // A kernel keeps its code loaded too: the load lives until the last of them goes.
+        drop(reader);
         let clone = executable.clone();
         drop(executable);
         drop(again);
