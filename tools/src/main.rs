@@ -57,35 +57,7 @@ enum Command {
     /// --block 64 --arg buf=a.bin --arg buf=b.bin --arg buf:zero=4096 --arg u32=1024
     /// --out 2=c.bin
     #[command(verbatim_doc_comment)]
-    Run {
-        /// The code object, offload bundle or host binary with `.hip_fatbin`.
-        file: std::path::PathBuf,
-        /// The kernel's name (with or without `.kd`).
-        kernel: String,
-        /// Work-items per dimension: X[,Y[,Z]].
-        #[arg(long, value_delimiter = ',', required = true)]
-        grid: Vec<u32>,
-        /// Work-group size per dimension: X[,Y[,Z]].
-        #[arg(long, value_delimiter = ',', required = true)]
-        block: Vec<u32>,
-        /// One per explicit kernel argument, in order: u32=, i32=, u64=, i64=, f32=, f64=
-        /// scalars; buf=PATH (a device buffer filled from a file), buf:zero=BYTES,
-        /// buf:fill=BYTE*COUNT.
-        #[arg(long = "arg")]
-        args: Vec<String>,
-        /// Write buffer argument N (0-based) to PATH after the kernel: N=PATH.
-        #[arg(long = "out")]
-        outputs: Vec<String>,
-        /// Run on the GPU with this target (e.g. gfx942), not the first.
-        #[arg(long)]
-        target: Option<String>,
-        /// Give up waiting after this many seconds.
-        #[arg(long, default_value_t = 10.0)]
-        timeout: f64,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Run(run::RunRequest),
 }
 
 fn main() -> ExitCode {
@@ -95,27 +67,7 @@ fn main() -> ExitCode {
         Command::Info { json: true } => info::run_json(),
         Command::Inspect { file, json } => inspect::run(&file, json),
         Command::Bench { iterations, json } => bench::run(iterations, json),
-        Command::Run {
-            file,
-            kernel,
-            grid,
-            block,
-            args,
-            outputs,
-            target,
-            timeout,
-            json,
-        } => run::run(&run::RunRequest {
-            file,
-            kernel,
-            grid,
-            block,
-            args,
-            outputs,
-            target,
-            timeout,
-            json,
-        }),
+        Command::Run(request) => run::run(&request),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

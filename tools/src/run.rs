@@ -16,16 +16,34 @@ use aqueduct::{Arg, Buffer, Device, Geometry, GpuAgent, MemoryLocation, QueueOpt
 type Error = Box<dyn std::error::Error>;
 
 /// What `aqueduct run` was asked to do.
-#[derive(Debug)]
+#[derive(Debug, clap::Args)]
 pub struct RunRequest {
+    /// The code object, offload bundle or host binary with `.hip_fatbin`.
     pub file: PathBuf,
+    /// The kernel's name (with or without `.kd`).
     pub kernel: String,
+    /// Work-items per dimension: X[,Y[,Z]].
+    #[arg(long, value_delimiter = ',', required = true)]
     pub grid: Vec<u32>,
+    /// Work-group size per dimension: X[,Y[,Z]].
+    #[arg(long, value_delimiter = ',', required = true)]
     pub block: Vec<u32>,
+    /// One per explicit kernel argument, in order: u32=, i32=, u64=, i64=, f32=, f64=
+    /// scalars; buf=PATH (a device buffer filled from a file), buf:zero=BYTES,
+    /// buf:fill=BYTE*COUNT.
+    #[arg(long = "arg")]
     pub args: Vec<String>,
+    /// Write buffer argument N (0-based) to PATH after the kernel: N=PATH.
+    #[arg(long = "out")]
     pub outputs: Vec<String>,
+    /// Run on the GPU with this target (e.g. gfx942), not the first.
+    #[arg(long)]
     pub target: Option<String>,
+    /// Give up waiting after this many seconds.
+    #[arg(long, default_value_t = 10.0)]
     pub timeout: f64,
+    /// Print JSON.
+    #[arg(long)]
     pub json: bool,
 }
 
