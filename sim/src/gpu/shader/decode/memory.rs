@@ -1,6 +1,6 @@
 //! Vector memory and LDS encodings: DS, FLAT/GLOBAL/SCRATCH and MUBUF.
 
-use super::operand::{LiteralSlot, align_sgpr, scalar_source, vgpr};
+use super::operand::{LiteralSlot, align_sgpr, check_scalar_tuple, scalar_source, vgpr};
 use super::{DecodeError, Luts, bits, lookup, word};
 use crate::gpu::shader::isa::{CachePolicy, Encoding, Extra, Family, Inst, Mem, Op, Operand, Ty};
 use crate::gpu::target::GfxTarget;
@@ -96,6 +96,7 @@ pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
             if saddr == 0x7f {
                 inst.src[0] = vgpr(addr, false);
             } else {
+                check_scalar_tuple(saddr, Ty::B64, F)?;
                 inst.src[0] = vgpr(addr, false);
                 inst.src[2] = Operand::Sgpr(align_sgpr(saddr, Ty::B64));
             }

@@ -90,6 +90,7 @@ pub fn scalar_source(
     literal: LiteralSlot,
     used: &mut bool,
 ) -> Result<Operand, DecodeError> {
+    check_scalar_tuple(code, ty, literal.family)?;
     Ok(match code {
         0..=101 | 102..=123 | 124 | 126 | 127 => Operand::Sgpr(align_sgpr(code, ty)),
         128..=208 | 240..=248 => Operand::Inline(inline_constant(code, ty)),
@@ -157,10 +158,32 @@ pub fn align_sgpr(code: u32, ty: Ty) -> u8 {
     code as u8
 }
 
+/// Reject a scalar code that cannot start an operand of type `ty`: a 64-bit or wider scalar
+/// operand is an SGPR or trap-temporary tuple, or one of the 64-bit special registers
+/// (FLAT_SCRATCH 102, XNACK_MASK 104, VCC 106, EXEC 126) addressed by its low half. The high
+/// halves (103, 105, 107, 127), M0 (124) and LDS_DIRECT (254) name no 64-bit register.
+///
+/// LLVM: `AMDGPUDisassembler::decodeSpecialReg64` knows only the even special codes and
+/// returns an error operand for the others, failing the instruction (for wider operands
+/// `decodeSrcOp` reaches the same check). Real hardware reads a 64-bit operand from two
+/// consecutive 32-bit registers, so `vcc_hi` as the low half would pair it with a TBA/TTMP
+/// register: AMD's GFX9 ISA documents 64-bit special operands only by their even codes, and
+/// the simulated core does not execute what it does not document.
+pub fn check_scalar_tuple(code: u32, ty: Ty, family: &'static str) -> Result<(), DecodeError> {
+    if ty.dwords() >= 2 && matches!(code, 103 | 105 | 107 | 124 | 127 | 254) {
+        return Err(DecodeError::Invalid {
+            family,
+            what: "odd half of a 64-bit special register (or M0, LDS_DIRECT) as a 64-bit operand",
+        });
+    }
+    Ok(())
+}
+
 /// A scalar destination code (SDST, 7 bits; also the 7-bit SGPR fields of SOPK and SMEM) of
 /// type `ty`: SGPRs and the writable special registers. Code 125 is reserved on GFX9 (LLVM
 /// decodes it as GFX10's `null`).
 pub fn scalar_dest(code: u32, ty: Ty, family: &'static str) -> Result<Operand, DecodeError> {
+    check_scalar_tuple(code, ty, family)?;
     match code {
         0..=124 | 126 | 127 => Ok(Operand::Sgpr(align_sgpr(code, ty))),
         _ => Err(DecodeError::Invalid {
