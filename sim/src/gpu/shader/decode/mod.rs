@@ -3,6 +3,7 @@
 //! One module per encoding family; [`decode`] picks the family from the first dword's
 //! encoding bits, exactly as the hardware's instruction buffer does.
 
+mod alignment;
 mod memory;
 mod operand;
 mod scalar;
@@ -75,6 +76,14 @@ pub const fn base_dwords(w0: u32) -> usize {
 /// Decode the instruction starting at `words[0]`. `words` may be longer than the instruction;
 /// the result's `dwords` says how many it used.
 pub fn decode(words: &[u32], target: GfxTarget) -> Result<Inst, DecodeError> {
+    let inst = decode_encoding(words, target)?;
+    // Both simulated targets (gfx90a, gfx942) require aligned vector register tuples.
+    alignment::check(&inst, "vector register")?;
+    Ok(inst)
+}
+
+/// Decode the encoding family `words[0]` names, operand by operand.
+fn decode_encoding(words: &[u32], target: GfxTarget) -> Result<Inst, DecodeError> {
     let Some(&w0) = words.first() else {
         return Err(DecodeError::Truncated {
             family: "any",
