@@ -92,11 +92,30 @@ fn vop_src0(
             inst.src[0] = vgpr(bits(w1, 0, 8), false);
             let float = float_sources(inst.op, sig);
             let neg = (bits(w1, 20, 1) | bits(w1, 22, 1) << 1) as u8;
+            let abs = (bits(w1, 21, 1) | bits(w1, 23, 1) << 1) as u8;
             inst.mods.neg = neg & float;
-            inst.mods.abs = (bits(w1, 21, 1) | bits(w1, 23, 1) << 1) as u8 & float;
+            inst.mods.abs = abs & float;
             // Integer sources of a float instruction take SEXT instead (as LLVM decodes
             // DPP); all-integer instructions take no modifiers.
             let sources = if sig[3] == Ty::N { 1 } else { 3 };
+            // Modifier bits where the instruction has no modifiers must be zero: all four
+            // for an all-integer instruction, those of the absent SRC1 for a one-source one.
+            // LLVM's DPP encodings fix them to 0 when the profile has no source modifiers
+            // (`VOP_DPPe`: `!if(P.HasSrc0Mods, ..., 0)`), so its decoder refuses the word;
+            // AMD's ISA guide lists no meaning for them. Rejected likewise.
+            // The integer dot products (v_dot*c_i32_*) keep the modifier fields: LLVM
+            // decodes and ignores them.
+            let allowed = if float == 0 && !inst.op.name().starts_with("v_dot") {
+                0
+            } else {
+                sources
+            };
+            if (neg | abs) & !allowed != 0 {
+                return Err(DecodeError::Invalid {
+                    family,
+                    what: "DPP source modifier on an operand without modifiers",
+                });
+            }
             if float != 0 {
                 inst.mods.sext = neg & !float & sources;
             }
