@@ -149,6 +149,7 @@ fn vop_src0(
                 })
             };
             let float = float_sources(inst.op, sig);
+            sdwa_fields_valid(inst.op, sig, float, w1, family)?;
             inst.mods.neg = (bits(w1, 20, 1) | bits(w1, 28, 1) << 1) as u8 & float;
             inst.mods.abs = (bits(w1, 21, 1) | bits(w1, 29, 1) << 1) as u8 & float;
             inst.mods.clamp = bits(w1, 13, 1) != 0;
@@ -174,6 +175,43 @@ fn vop_src0(
                 inst.dwords = 2;
             }
         }
+    }
+    Ok(())
+}
+
+/// Reject an SDWA control word (GFX9 `VOP_SDWA9`) that sets a field the instruction does
+/// not have: SRC1's fields in a one-source instruction, SEXT on a float source, NEG or ABS on
+/// an integer source, OMOD where the result is no float (VOPC keeps SDST in bits 15:8).
+///
+/// As LLVM 19 decodes SDWA: its GFX9 SDWA encodings fix such fields to 0
+/// (`VOP_SDWA9e`/`VOP_SDWA9Ae`: modifiers only `!if(P.HasSrcNMods, ...)`, OMOD only
+/// `!if(P.HasSDWAOMod, ...)`), so a word with one set matches no instruction; checked against
+/// llvm-mc-19 field by field. AMD's Vega ISA guide gives these fields no meaning there; the
+/// simulated core refuses them instead of ignoring them.
+fn sdwa_fields_valid(
+    op: Op,
+    sig: [Ty; 5],
+    float: u8,
+    w1: u32,
+    family: &'static str,
+) -> Result<(), DecodeError> {
+    let invalid = |what| Err(DecodeError::Invalid { family, what });
+    let one_source = sig[3] == Ty::N;
+    if one_source && bits(w1, 24, 6) | bits(w1, 31, 1) != 0 {
+        return invalid("SDWA SRC1 field in a one-source instruction");
+    }
+    let sext = (bits(w1, 19, 1) | bits(w1, 27, 1) << 1) as u8;
+    if sext & float != 0 {
+        return invalid("SDWA SEXT on a float source");
+    }
+    let neg_abs = (bits(w1, 20, 2).min(1) | bits(w1, 28, 2).min(1) << 1) as u8;
+    if neg_abs & !float & 3 != 0 {
+        return invalid("SDWA NEG/ABS on an integer source");
+    }
+    let float_result = matches!(sig[0], Ty::F16 | Ty::F32 | Ty::F64 | Ty::PkF16 | Ty::PkF32)
+        && !op.name().starts_with("v_dot");
+    if op.info().family != Family::Vopc && !float_result && bits(w1, 14, 2) != 0 {
+        return invalid("SDWA OMOD on an instruction without a float result");
     }
     Ok(())
 }
