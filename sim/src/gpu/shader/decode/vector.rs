@@ -265,6 +265,15 @@ pub fn vop1(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     let sig = op.info().sig;
     let mut inst = Inst::new(op, Encoding::Vop1, 1);
     if matches!(op, Op::VNop | Op::VClrexcp) {
+        // No operands: LLVM 19 refuses a nonzero VDST (its SRC0 it ignores; checked with
+        // llvm-mc-19), and so does the simulator, a destination the instruction lacks
+        // being an encoding error.
+        if bits(w, 17, 8) != 0 {
+            return Err(DecodeError::Invalid {
+                family: F,
+                what: "VDST of an instruction without operands must be 0",
+            });
+        }
         return Ok(inst);
     }
     vop_src0(&mut inst, words, F, sig)?;
