@@ -21,6 +21,19 @@ pub fn ds(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     let op = lookup(&luts.ds, bits(w, 17, 8), F)?;
     let sig = op.info().sig;
     let acc = bits(w, 25, 1) != 0;
+    // The register fields of operands the instruction lacks (and ds_nop's offsets) must be 0:
+    // LLVM 19's DS encodings fix them to 0 and refuse other values (checked with
+    // llvm-mc-19: ds_write_b32 with a VDST, ds_read_b32 with a DATA0, ds_nop with an
+    // address). AMD's guides give them no meaning; the simulator refuses them likewise.
+    let unused = [(sig[0], 24), (sig[2], 0), (sig[3], 8), (sig[4], 16)]
+        .iter()
+        .any(|&(ty, lo)| ty == Ty::N && bits(w1, lo, 8) != 0);
+    if unused || (op == Op::DsNop && bits(w, 0, 16) != 0) {
+        return Err(DecodeError::Invalid {
+            family: F,
+            what: "field of an operand the instruction lacks must be 0",
+        });
+    }
     let mut inst = Inst::new(op, Encoding::Ds, 2);
     if sig[0] != Ty::N {
         inst.dst = vgpr(bits(w1, 24, 8), acc);
