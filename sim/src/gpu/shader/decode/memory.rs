@@ -144,6 +144,22 @@ pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
     Ok(inst)
 }
 
+/// Whether a MUBUF opcode has an LDS form (LDS = 1: the loaded data goes to LDS at M0):
+/// the dword and sub-dword loads and buffer_load_format_x, as LLVM 19 has it (llvm-mc-19
+/// accepts LDS = 1 on exactly these GFX9 opcodes; that the hardware has no other LDS form is
+/// taken from LLVM, not from an AMD document).
+fn mubuf_has_lds_form(op: Op) -> bool {
+    matches!(
+        op,
+        Op::BufferLoadFormatX
+            | Op::BufferLoadUbyte
+            | Op::BufferLoadSbyte
+            | Op::BufferLoadUshort
+            | Op::BufferLoadSshort
+            | Op::BufferLoadDword
+    )
+}
+
 /// MUBUF (GFX9): `111000 op[24:18] slc[17] lds[16] sc1[15] glc[14] idxen[13] offen[12]
 /// offset[11:0]`, then `soffset[31:24] acc[23] srsrc[20:16] vdata[15:8] vaddr[7:0]`.
 pub fn mubuf(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
@@ -169,8 +185,23 @@ pub fn mubuf(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     };
     inst.extra = Extra::Mem(mem);
     let no_operands = sig.iter().all(|t| *t == Ty::N);
+    // Fields LLVM 19's GFX9 MUBUF encodings fix to 0, so that it refuses other values
+    // (checked with llvm-mc-19 field by field; AMD's guides give them no meaning there): the
+    // operandless cache operations take no IDXEN, OFFEN, LDS or ACC, and but for buffer_wbl2
+    // (whose GLC and SCC are its SC0/SC1 scope bits on gfx942) no GLC or SCC; only the
+    // dword and sub-dword loads have an LDS form. The simulator refuses them likewise.
+    let invalid = |what| Err(DecodeError::Invalid { family: F, what });
     if no_operands {
+        if mem.idxen || mem.offen || mem.lds || acc {
+            return invalid("addressing or LDS bit of an operandless buffer operation");
+        }
+        if op != Op::BufferWbl2 && (mem.cpol.glc || mem.cpol.scc) {
+            return invalid("cache-policy bit of a buffer cache invalidation");
+        }
         return Ok(inst);
+    }
+    if mem.lds && !mubuf_has_lds_form(op) {
+        return invalid("LDS bit on a buffer instruction without an LDS form");
     }
     if mem.offen || mem.idxen {
         inst.src[0] = vgpr(bits(w1, 0, 8), false);
