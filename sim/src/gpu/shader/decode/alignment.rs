@@ -44,6 +44,14 @@ pub fn check(inst: &Inst, family: &'static str) -> Result<(), DecodeError> {
                 what: "VGPR/AGPR tuple not aligned to an even register",
             });
         }
+        // A tuple cannot run past the last register of its file (v255 or a255): LLVM has no
+        // such register tuple and refuses the word.
+        if matches!(operand, Operand::Vgpr(n) if u32::from(n & 0xff) + span > 256) {
+            return Err(DecodeError::Invalid {
+                family,
+                what: "VGPR/AGPR tuple past register 255",
+            });
+        }
     }
     Ok(())
 }

@@ -96,6 +96,15 @@ pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
             what: "reserved SADDR code 125",
         });
     }
+    if info.family == Family::Flat && (saddr != 0 || bits(w, 13, 1) != 0) {
+        // The FLAT segment has no SADDR and no LDS form: LLVM 19 encodes SADDR as 0 and LDS
+        // as 0 there and refuses other values (checked with llvm-mc-19, which refuses even
+        // SADDR = 0x7f, "off"). The simulator refuses them likewise.
+        return Err(DecodeError::Invalid {
+            family: F,
+            what: "SADDR or LDS in a FLAT-segment instruction",
+        });
+    }
     let addr = bits(w1, 0, 8);
     let offset = match info.family {
         // The FLAT segment's offset is unsigned. LLVM's assembler allows 12 bits but its
