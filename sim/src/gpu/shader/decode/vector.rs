@@ -340,6 +340,7 @@ pub fn vop3(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     };
     let mut used = false;
     let codes = [bits(w1, 0, 9), bits(w1, 9, 9), bits(w1, 18, 9)];
+    vop3_fields_valid(op, info.family, sig, w, w1)?;
     for i in 0..3 {
         if sig[2 + i] != Ty::N {
             if codes[i] == LITERAL {
@@ -378,6 +379,64 @@ pub fn vop3(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
         }
     }
     Ok(inst)
+}
+
+/// Reject a VOP3A/VOP3B word that sets a field the instruction does not have: the SRC field
+/// of an absent source, NEG or ABS where the instruction takes no source modifiers, OMOD
+/// where it has no output modifier.
+///
+/// As LLVM 19 decodes GFX9 VOP3 (its encodings fix those fields to 0 and it then refuses the
+/// word; checked with llvm-mc-19 field by field on some twenty opcodes of every kind): an
+/// instruction takes source modifiers on all its sources when one source is a float or when
+/// it has OP_SEL (the modifiers carry it), v_cndmask_b32 on its two selected values only;
+/// OMOD exists with a float source or result, not on compares, v_cndmask_b32 or
+/// v_cvt_pk_u8_f32. AMD's guides give these fields no meaning there; the simulated core
+/// refuses the word rather than ignore them. (CLAMP on integer instructions, which LLVM also
+/// refuses on some, is not checked yet.)
+fn vop3_fields_valid(
+    op: Op,
+    family: Family,
+    sig: [Ty; 5],
+    w: u32,
+    w1: u32,
+) -> Result<(), DecodeError> {
+    let invalid = |what| {
+        Err(DecodeError::Invalid {
+            family: "VOP3",
+            what,
+        })
+    };
+    let mut present = 0u8;
+    for i in 0..3 {
+        if sig[2 + i] == Ty::N {
+            if bits(w1, 9 * i as u32, 9) != 0 {
+                return invalid("SRC field of an absent source must be 0");
+            }
+        } else {
+            present |= 1 << i;
+        }
+    }
+    let float = float_sources(op, sig);
+    let with_mods = if op == Op::VCndmaskB32 {
+        0b11
+    } else if float != 0 || has_op_sel(op, family, sig) {
+        present
+    } else {
+        0
+    };
+    let neg = bits(w1, 29, 3) as u8;
+    let abs = if is_vop3b(op) { 0 } else { bits(w, 8, 3) as u8 };
+    if (neg | abs) & !with_mods != 0 {
+        return invalid("NEG/ABS on a source without modifiers");
+    }
+    let float_result = matches!(sig[0], Ty::F16 | Ty::F32 | Ty::F64 | Ty::PkF16 | Ty::PkF32);
+    let has_omod = family != Family::Vopc
+        && (float != 0 || float_result)
+        && !matches!(op, Op::VCndmaskB32 | Op::VCvtPkU8F32);
+    if !has_omod && bits(w1, 27, 2) != 0 {
+        return invalid("OMOD on an instruction without an output modifier");
+    }
+    Ok(())
 }
 
 /// VOP3P: `110100111 op[22:16] clamp[15] op_sel_hi2[14] op_sel[13:11] neg_hi[10:8] vdst[7:0]`,
