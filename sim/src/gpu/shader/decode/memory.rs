@@ -194,6 +194,9 @@ pub fn mubuf(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     };
     inst.extra = Extra::Mem(mem);
     let no_operands = sig.iter().all(|t| *t == Ty::N);
+    if !no_operands {
+        check_scalar_tuple(bits(w1, 16, 5) * 4, Ty::B128, F)?;
+    }
     // Fields LLVM 19's GFX9 MUBUF encodings fix to 0, so that it refuses other values
     // (checked with llvm-mc-19 field by field; AMD's guides give them no meaning there): the
     // operandless cache operations take no IDXEN, OFFEN, LDS or ACC, and but for buffer_wbl2

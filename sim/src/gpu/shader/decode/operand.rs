@@ -176,6 +176,21 @@ pub fn check_scalar_tuple(code: u32, ty: Ty, family: &'static str) -> Result<(),
             what: "odd half of a 64-bit special register (or M0, LDS_DIRECT) as a 64-bit operand",
         });
     }
+    // A tuple must end inside its file: SGPR tuples at s103 at the latest (LLVM's GFX9 SGPR
+    // tuples reach s[100:103], s[96:103] and s[88:103], no further; checked with
+    // llvm-mc-19), trap-temporary tuples at ttmp15.
+    let end = u32::from(align_sgpr(code, ty)) + ty.dwords();
+    let past_end = match code {
+        0..=101 => end > 104,
+        108..=123 => end > 124,
+        _ => false,
+    };
+    if past_end {
+        return Err(DecodeError::Invalid {
+            family,
+            what: "scalar register tuple past the end of its file",
+        });
+    }
     Ok(())
 }
 

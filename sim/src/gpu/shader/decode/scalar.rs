@@ -1,6 +1,6 @@
 //! Scalar encodings: SOP1, SOP2, SOPK, SOPC, SOPP and SMEM.
 
-use super::operand::{LiteralSlot, align_sgpr, scalar_dest, scalar_source};
+use super::operand::{LiteralSlot, align_sgpr, check_scalar_tuple, scalar_dest, scalar_source};
 use super::{DecodeError, Luts, bits, lookup, word};
 use crate::gpu::shader::isa::{CachePolicy, Encoding, Extra, Inst, Mem, Op, Operand, Ty};
 
@@ -164,6 +164,7 @@ pub fn smem(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
         inst.dst = scalar_dest(sdata, sig[0], F)?;
     }
     if sig[2] != Ty::N {
+        check_scalar_tuple(bits(w, 0, 6) * 2, sig[2], F)?;
         inst.src[0] = Operand::Sgpr(align_sgpr(bits(w, 0, 6) * 2, sig[2]));
     }
     let mut mem = Mem {
