@@ -439,6 +439,38 @@ fn vop3_fields_valid(
     Ok(())
 }
 
+/// Reject a (non-matrix) VOP3P word that sets a per-source field of an absent source (its
+/// SRC, NEG, NEG_HI or OP_SEL bit; OP_SEL_HI is free), or any modifier of
+/// v_accvgpr_read/write, which take none.
+///
+/// As LLVM 19 decodes GFX9 VOP3P: its encodings fix those fields to 0 and it refuses the
+/// word otherwise (checked with llvm-mc-19 field by field on fourteen opcodes). AMD's guides
+/// give them no meaning there; the simulated core refuses the word rather than ignore them.
+fn vop3p_fields_valid(op: Op, sig: [Ty; 5], w: u32, w1: u32) -> Result<(), DecodeError> {
+    let invalid = |what| {
+        Err(DecodeError::Invalid {
+            family: "VOP3P",
+            what,
+        })
+    };
+    let mut absent = 0u32;
+    for i in 0..3 {
+        if sig[2 + i] == Ty::N {
+            if bits(w1, 9 * i as u32, 9) != 0 {
+                return invalid("SRC field of an absent source must be 0");
+            }
+            absent |= 1 << i;
+        }
+    }
+    let accvgpr_move = matches!(op, Op::VAccvgprReadB32 | Op::VAccvgprWriteB32);
+    let no_mods = if accvgpr_move { 0b111 } else { absent };
+    let per_source = [bits(w, 8, 3), bits(w, 11, 3), bits(w1, 29, 3)];
+    if per_source.iter().any(|&m| m & no_mods != 0) {
+        return invalid("NEG/NEG_HI/OP_SEL of a source without modifiers must be 0");
+    }
+    Ok(())
+}
+
 /// VOP3P: `110100111 op[22:16] clamp[15] op_sel_hi2[14] op_sel[13:11] neg_hi[10:8] vdst[7:0]`,
 /// then `neg[31:29] op_sel_hi[28:27] src2 src1 src0`. Matrix (MAI) opcodes reuse the layout with
 /// accumulator-select bits; v_accvgpr_read/write address AGPRs.
@@ -482,6 +514,9 @@ pub fn vop3p(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
             };
             inst.src[i] = vector_source(codes[i], ty, words, lit, &mut used, acc)?;
         }
+    }
+    if !mai {
+        vop3p_fields_valid(op, sig, w, w1)?;
     }
     let dst_acc = op == Op::VAccvgprWriteB32 || acc_cd;
     inst.dst = vgpr(bits(w, 0, 8), dst_acc);
