@@ -12,6 +12,30 @@ pub fn ds_has_two_offsets(op: Op) -> bool {
     n.starts_with("ds_read2") || n.starts_with("ds_write2") || n.starts_with("ds_wrxchg2")
 }
 
+/// Whether `op` is one of the floating-point atomics (add_f32, pk_add_f16, add/min/max_f64,
+/// pk_add_bf16) of MUBUF or FLAT.
+fn is_float_atomic(op: Op) -> bool {
+    let name = op.name();
+    name.contains("_atomic_") && ["f16", "f32", "f64"].iter().any(|t| name.ends_with(t))
+}
+
+/// Reject the SCC bit on a floating-point atomic on gfx90a.
+///
+/// LLVM 19 encodes gfx90a's floating-point atomics (MUBUF and FLAT) without an SCC bit and
+/// refuses SCC = 1 on them, while it accepts it (as SC1) on gfx942 and on the integer
+/// atomics (checked with llvm-mc-19, every atomic opcode). Whether gfx90a hardware honours
+/// SCC on these is not documented (unsure): the simulator refuses, as LLVM does, rather than
+/// guess a coherence behaviour.
+fn check_float_atomic_scc(op: Op, scc: bool, target: GfxTarget) -> Result<(), DecodeError> {
+    if scc && target == GfxTarget::Gfx90a && is_float_atomic(op) {
+        return Err(DecodeError::Invalid {
+            family: "memory",
+            what: "SCC on a floating-point atomic (gfx90a)",
+        });
+    }
+    Ok(())
+}
+
 /// DS (GFX9): `110110 acc[25] op[24:17] gds[16] offset1[15:8] offset0[7:0]`, then
 /// `vdst[31:24] data1[23:16] data0[15:8] addr[7:0]`. ACC (gfx90a) makes vdst and data AGPRs.
 pub fn ds(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
@@ -140,6 +164,18 @@ pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
     if sig[3] != Ty::N {
         inst.src[1] = vgpr(bits(w1, 8, 8), acc);
     }
+    check_float_atomic_scc(op, cpol.scc, target)?;
+    // An LDS load (the LDS bit of GLOBAL, gfx942's *_load_lds_* opcodes) writes no register,
+    // so it has no AGPR form: LLVM 19 refuses ACC = 1 there (checked with llvm-mc-19), and so
+    // does the simulator.
+    let lds_load =
+        (bits(w, 13, 1) != 0 && info.family == Family::Global) || op.name().contains("_load_lds_");
+    if lds_load && acc {
+        return Err(DecodeError::Invalid {
+            family: F,
+            what: "ACC on an LDS load",
+        });
+    }
     let is_atomic = op.name().contains("_atomic_");
     if sig[0] != Ty::N && (!is_atomic || cpol.glc) {
         inst.dst = vgpr(bits(w1, 24, 8), acc);
@@ -171,7 +207,7 @@ fn mubuf_has_lds_form(op: Op) -> bool {
 
 /// MUBUF (GFX9): `111000 op[24:18] slc[17] lds[16] sc1[15] glc[14] idxen[13] offen[12]
 /// offset[11:0]`, then `soffset[31:24] acc[23] srsrc[20:16] vdata[15:8] vaddr[7:0]`.
-pub fn mubuf(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
+pub fn mubuf(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, DecodeError> {
     const F: &str = "MUBUF";
     let w = words[0];
     let w1 = word(words, 1, F)?;
@@ -212,6 +248,7 @@ pub fn mubuf(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
         }
         return Ok(inst);
     }
+    check_float_atomic_scc(op, mem.cpol.scc, target)?;
     if mem.lds && !mubuf_has_lds_form(op) {
         return invalid("LDS bit on a buffer instruction without an LDS form");
     }

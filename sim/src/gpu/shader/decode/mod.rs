@@ -116,7 +116,7 @@ fn decode_encoding(words: &[u32], target: GfxTarget) -> Result<Inst, DecodeError
         0x34 => vector::vop3(words, luts),
         0x36 => memory::ds(words, luts),
         0x37 => memory::flat(words, luts, target),
-        0x38 => memory::mubuf(words, luts),
+        0x38 => memory::mubuf(words, luts, target),
         0x3a => Err(DecodeError::UnsupportedEncoding("MTBUF")),
         0x3c => Err(DecodeError::UnsupportedEncoding("MIMG")),
         0x31 => Err(DecodeError::UnsupportedEncoding("EXP")),
