@@ -53,6 +53,15 @@ fn float_sources(op: Op, sig: [Ty; 5]) -> u8 {
         // A select: LLVM lets it negate or take the absolute value of its float sources.
         return 0b11;
     }
+    if matches!(
+        op,
+        Op::VCvtF32Ubyte0 | Op::VCvtF32Ubyte1 | Op::VCvtF32Ubyte2 | Op::VCvtF32Ubyte3
+    ) {
+        // The source is an integer (a byte of it is converted), though the generated
+        // signature types it f32: LLVM gives it no NEG/ABS in any encoding (llvm-mc-19
+        // refuses them in e64, DPP and SDWA).
+        return 0;
+    }
     let mut m = 0;
     for i in 0..3 {
         if matches!(
@@ -85,6 +94,15 @@ fn vop_src0(
     let lit = LiteralSlot { index: 1, family };
     let mut used = false;
     match code {
+        DPP if inst.op == Op::VPkFmacF16 => {
+            // llvm-mc-19 has no DPP form of v_pk_fmac_f16 and refuses every one (none among
+            // the fuzz goldens' accepted words); what lanes a packed DPP source would read is
+            // not documented here, so the simulator refuses it too.
+            return Err(DecodeError::Invalid {
+                family,
+                what: "DPP form of v_pk_fmac_f16",
+            });
+        }
         DPP => {
             let w1 = word(words, 1, family)?;
             inst.enc = Encoding::Dpp;
@@ -498,6 +516,15 @@ pub fn vop3p(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
                 return Err(DecodeError::Invalid {
                     family: F,
                     what: "literal in a VOP3P encoding",
+                });
+            }
+            if smfmac && codes[i] < 256 {
+                // v_smfmac's A and B are VGPR/AGPR tuples and its index a VGPR: LLVM 19
+                // decodes them as register-only operands (AV classes, `decodeAV10`) and
+                // refuses an SGPR or constant code there (checked with llvm-mc-19).
+                return Err(DecodeError::Invalid {
+                    family: F,
+                    what: "scalar or constant source of v_smfmac",
                 });
             }
             let acc = match op {
