@@ -454,7 +454,84 @@ fn vop3_fields_valid(
     if !has_omod && bits(w1, 27, 2) != 0 {
         return invalid("OMOD on an instruction without an output modifier");
     }
+    if bits(w, 15, 1) != 0 && !has_clamp(op, family, sig, float, float_result) {
+        return invalid("CLAMP on an instruction without a clamp");
+    }
     Ok(())
+}
+
+/// Whether a VOP3 instruction has CLAMP, as LLVM 19 decodes GFX9 (swept with llvm-mc-19 over
+/// every VOP3 opcode of both targets, CLAMP set and clear): instructions with a float source
+/// or result (but the class compares), those with OP_SEL, and the integer arithmetic that
+/// saturates (adds, subtracts, 24-bit multiplies, multiply-adds, SADs, integer dot
+/// products, gfx942's fp8 unpacks). Integer compares, logic, shifts, moves, min/max/med3 of
+/// 32 bits, v_cndmask_b32, the packing conversions and the like have none; the simulated core
+/// refuses a CLAMP bit there instead of ignoring it.
+fn has_clamp(op: Op, family: Family, sig: [Ty; 5], float: u8, float_result: bool) -> bool {
+    if matches!(
+        op,
+        Op::VCndmaskB32
+            | Op::VCvtPkU16U32
+            | Op::VCvtPkI16I32
+            | Op::VCvtPkFp8F32
+            | Op::VCvtPkBf8F32
+            | Op::VCvtSrFp8F32
+            | Op::VCvtSrBf8F32
+    ) {
+        return false;
+    }
+    let name = op.name();
+    let class_compare = name.starts_with("v_cmp_class") || name.starts_with("v_cmpx_class");
+    if (float != 0 && !class_compare) || (float_result && family != Family::Vopc) {
+        return true;
+    }
+    if has_op_sel(op, family, sig) {
+        return true;
+    }
+    matches!(
+        op,
+        Op::VMulI32I24
+            | Op::VMulU32U24
+            | Op::VAddCoU32
+            | Op::VSubCoU32
+            | Op::VSubrevCoU32
+            | Op::VAddcCoU32
+            | Op::VSubbCoU32
+            | Op::VSubbrevCoU32
+            | Op::VAddU16
+            | Op::VSubU16
+            | Op::VSubrevU16
+            | Op::VAddU32
+            | Op::VSubU32
+            | Op::VSubrevU32
+            | Op::VAddI32
+            | Op::VSubI32
+            | Op::VAddI16
+            | Op::VSubI16
+            | Op::VDot2cI32I16
+            | Op::VDot4cI32I8
+            | Op::VDot8cI32I4
+            | Op::VMadI32I24
+            | Op::VMadU32U24
+            | Op::VSadU8
+            | Op::VSadHiU8
+            | Op::VSadU16
+            | Op::VSadU32
+            | Op::VMsadU8
+            | Op::VQsadPkU16U8
+            | Op::VMqsadPkU16U8
+            | Op::VMqsadU32U8
+            | Op::VMadU64U32
+            | Op::VMadI64I32
+            | Op::VMadLegacyU16
+            | Op::VMadLegacyI16
+            | Op::VMadU32U16
+            | Op::VMadI32I16
+            | Op::VMadU16
+            | Op::VMadI16
+            | Op::VCvtPkF32Fp8
+            | Op::VCvtPkF32Bf8
+    )
 }
 
 /// Reject a (non-matrix) VOP3P word that sets a per-source field of an absent source (its
