@@ -210,6 +210,16 @@ pub fn has_e64_form(op: Op, target: GfxTarget) -> bool {
     luts(target).has_e64[op as usize]
 }
 
+/// Whether the SDWA form of `op` has no destination select: gfx942's fp8/bf8 to f32
+/// conversions always write whole registers. LLVM 19 requires DST_SEL = DWORD there, ignores
+/// DST_UNUSED and prints neither (checked with llvm-mc-19).
+pub fn sdwa_dst_sel_fixed(op: Op) -> bool {
+    matches!(
+        op,
+        Op::VCvtF32Fp8 | Op::VCvtF32Bf8 | Op::VCvtPkF32Fp8 | Op::VCvtPkF32Bf8
+    )
+}
+
 /// Look an opcode up, or report it unknown.
 fn lookup(lut: &[Option<Op>], code: u32, family: &'static str) -> Result<Op, DecodeError> {
     lut.get(code as usize)

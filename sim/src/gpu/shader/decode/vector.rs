@@ -94,13 +94,16 @@ fn vop_src0(
     let lit = LiteralSlot { index: 1, family };
     let mut used = false;
     match code {
-        DPP if inst.op == Op::VPkFmacF16 => {
-            // llvm-mc-19 has no DPP form of v_pk_fmac_f16 and refuses every one (none among
-            // the fuzz goldens' accepted words); what lanes a packed DPP source would read is
-            // not documented here, so the simulator refuses it too.
+        DPP if !has_dpp_form(inst.op) => {
             return Err(DecodeError::Invalid {
                 family,
-                what: "DPP form of v_pk_fmac_f16",
+                what: "DPP form of an instruction without one",
+            });
+        }
+        SDWA if !has_sdwa_form(inst.op, sig) => {
+            return Err(DecodeError::Invalid {
+                family,
+                what: "SDWA form of an instruction without one",
             });
         }
         DPP => {
@@ -168,6 +171,12 @@ fn vop_src0(
             };
             let float = float_sources(inst.op, sig);
             sdwa_fields_valid(inst.op, sig, float, w1, family)?;
+            if super::sdwa_dst_sel_fixed(inst.op) && bits(w1, 8, 3) != 6 {
+                return Err(DecodeError::Invalid {
+                    family,
+                    what: "DST_SEL of an SDWA fp8 conversion must be DWORD",
+                });
+            }
             inst.mods.neg = (bits(w1, 20, 1) | bits(w1, 28, 1) << 1) as u8 & float;
             inst.mods.abs = (bits(w1, 21, 1) | bits(w1, 29, 1) << 1) as u8 & float;
             inst.mods.clamp = bits(w1, 13, 1) != 0;
@@ -179,8 +188,13 @@ fn vop_src0(
                 } else {
                     sel(bits(w1, 8, 3))?
                 },
-                // The reserved value 3 reads as UNUSED_PAD, as LLVM decodes it.
-                dst_unused: bits(w1, 11, 2) as u8 % 3,
+                // The reserved value 3 reads as UNUSED_PAD, as LLVM decodes it; without a
+                // destination select there is nothing to pad.
+                dst_unused: if super::sdwa_dst_sel_fixed(inst.op) {
+                    0
+                } else {
+                    bits(w1, 11, 2) as u8 % 3
+                },
                 src0_sel: sel(bits(w1, 16, 3))?,
                 src0_sext: bits(w1, 19, 1) != 0 && float & 1 == 0,
                 src1_sel: sel(bits(w1, 24, 3))?,
@@ -232,6 +246,42 @@ fn sdwa_fields_valid(
         return invalid("SDWA OMOD on an instruction without a float result");
     }
     Ok(())
+}
+
+/// VOP1/VOP2 opcodes without a DPP form, as LLVM 19 has them (swept with llvm-mc-19 over every
+/// VOP1 and VOP2 opcode of both targets): the operandless ones, v_readfirstlane_b32 (a scalar
+/// result), v_swap_b32 and v_accvgpr_mov_b32, and v_pk_fmac_f16. (The K-constant forms are
+/// refused in `vop2`.) What such a word would do is not documented here; refused.
+fn has_dpp_form(op: Op) -> bool {
+    !matches!(
+        op,
+        Op::VNop
+            | Op::VClrexcp
+            | Op::VReadfirstlaneB32
+            | Op::VSwapB32
+            | Op::VAccvgprMovB32
+            | Op::VPkFmacF16
+    )
+}
+
+/// Whether a VOP1/VOP2/VOPC opcode has an SDWA form, as LLVM 19 has them (same sweep): not the
+/// 64-bit operations (SDWA selects bytes and words of 32-bit registers), the multiply-
+/// accumulates (v_mac/v_fmac, v_pk_fmac_f16), the v_dot*c accumulating dot products, nor the
+/// opcodes without a DPP form.
+fn has_sdwa_form(op: Op, sig: [Ty; 5]) -> bool {
+    // A compare's 64-bit lane mask is no 64-bit operand, nor is the implicit VCC carry-in
+    // (`sig[4]`) of v_cndmask_b32 and v_addc_co_u32.
+    let dst = if op.info().family == Family::Vopc {
+        Ty::N
+    } else {
+        sig[0]
+    };
+    has_dpp_form(op)
+        && (![dst, sig[2], sig[3]].iter().any(|t| t.dwords() == 2)
+            // gfx942's fp8 unpacks select a word of a 32-bit source into a register pair.
+            || matches!(op, Op::VCvtPkF32Fp8 | Op::VCvtPkF32Bf8))
+        && !matches!(op, Op::VMacF32 | Op::VMacF16 | Op::VFmacF32)
+        && !op.name().starts_with("v_dot")
 }
 
 /// VSRC1 of VOP2/VOPC: a VGPR, or in SDWA with S1 set, a scalar source.
@@ -290,6 +340,12 @@ pub fn vop1(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
             return Err(DecodeError::Invalid {
                 family: F,
                 what: "VDST of an instruction without operands must be 0",
+            });
+        }
+        if matches!(bits(w, 0, 9), DPP | SDWA) {
+            return Err(DecodeError::Invalid {
+                family: F,
+                what: "DPP or SDWA form of an instruction without operands",
             });
         }
         return Ok(inst);
