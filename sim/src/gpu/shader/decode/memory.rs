@@ -252,6 +252,11 @@ pub fn mubuf(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Deco
     if mem.lds && !mubuf_has_lds_form(op) {
         return invalid("LDS bit on a buffer instruction without an LDS form");
     }
+    if mem.lds && acc {
+        // As for GLOBAL: an LDS load writes no register, so it has no AGPR form (LLVM 19
+        // refuses ACC = 1 with LDS = 1; checked with llvm-mc-19).
+        return invalid("ACC on an LDS load");
+    }
     if mem.offen || mem.idxen {
         inst.src[0] = vgpr(bits(w1, 0, 8), false);
     }
