@@ -25,7 +25,7 @@ fn deliberate_difference(llvm: &str) -> Option<&'static str> {
     if has_odd_vector_tuple(llvm) {
         return Some(
             "a VGPR/AGPR tuple must start at an even register on gfx90a/gfx942 (LLVM's \
-             assembler refuses it; its disassembler checks it only in some encodings)",
+             assembler refuses it; its disassembler does not check)",
         );
     }
     None

@@ -1,14 +1,15 @@
 //! Vector register tuple alignment on gfx90a and gfx942: a VGPR or AGPR operand of 64 bits or
 //! more must start at an even register.
 //!
-//! AMD and LLVM document the rule for both targets: "GFX90A and GFX942 have an additional
-//! alignment requirement: pairs of vector registers must be even-aligned (first register must
-//! be even)" (LLVM, AMDGPUOperandSyntax, "v"); the assembler refuses odd tuples
-//! (`AMDGPUAsmParser::validateVGPRAlign`: "vgpr tuples must be 64 bit aligned") and the
-//! disassembler decodes those operands with the `_Align2` register classes, in which an odd
-//! start names no register, so it rejects the word. The hardware reads a 64-bit operand from
-//! an aligned register pair; the simulated core therefore refuses an odd tuple as an illegal
-//! instruction instead of guessing which registers it would read.
+//! LLVM documents the rule for both targets: "GFX90A and GFX942 have an additional alignment
+//! requirement: pairs of vector registers must be even-aligned (first register must be even)"
+//! (AMDGPUOperandSyntax, "v"), and its assembler refuses odd tuples
+//! (`AMDGPUAsmParser::validateVGPRAlign`: "vgpr tuples must be 64 bit aligned"), so no
+//! LLVM-built code holds one. LLVM 19's disassembler does not check the rule: it decodes odd
+//! tuples (`flat_load_dwordx2 v[5:6], ...`, `v_add_f64 v[4:5], v[1:2], ...`), which the fuzz
+//! test lists as a deliberate difference. What the hardware does with an odd tuple is not
+//! documented (the rule exists because it pairs registers by alignment); the simulated core
+//! refuses one as an illegal instruction instead of guessing which registers it would read.
 
 use super::DecodeError;
 use crate::gpu::shader::isa::{Extra, Family, Inst, Mem, Operand};

@@ -653,8 +653,9 @@ pub fn vop3p(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
             }
             if smfmac && codes[i] < 256 {
                 // v_smfmac's A and B are VGPR/AGPR tuples and its index a VGPR: LLVM 19
-                // decodes them as register-only operands (AV classes, `decodeAV10`) and
-                // refuses an SGPR or constant code there (checked with llvm-mc-19).
+                // decodes them as register-only operands (AV classes, `decodeAV10`): a
+                // constant or special code fails the word, an SGPR it prints as an "Invalid
+                // register" (checked with llvm-mc-19). The simulator refuses both.
                 return Err(DecodeError::Invalid {
                     family: F,
                     what: "scalar or constant source of v_smfmac",
