@@ -652,10 +652,10 @@ pub fn vop3p(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
                 });
             }
             if smfmac && codes[i] < 256 {
-                // v_smfmac's A and B are VGPR/AGPR tuples and its index a VGPR: LLVM 19
-                // decodes them as register-only operands (AV classes, `decodeAV10`): a
-                // constant or special code fails the word, an SGPR it prints as an "Invalid
-                // register" (checked with llvm-mc-19). The simulator refuses both.
+                // v_smfmac's A and B are VGPR/AGPR tuples and its index a VGPR (register-only
+                // AV operands in LLVM, `decodeAV10`). LLVM 19 fails some such words and prints
+                // others with an "Invalid register"/"Invalid immediate" comment (checked with
+                // llvm-mc-19); the simulator refuses every non-register code there.
                 return Err(DecodeError::Invalid {
                     family: F,
                     what: "scalar or constant source of v_smfmac",
