@@ -48,7 +48,7 @@ pub fn ds(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     // The register fields of operands the instruction lacks (and ds_nop's offsets) must be 0:
     // LLVM 19's DS encodings fix them to 0 and refuse other values (checked with
     // llvm-mc-19: ds_write_b32 with a VDST, ds_read_b32 with a DATA0, ds_nop with an
-    // address). AMD's guides give them no meaning; the simulator refuses them likewise.
+    // address). There is no operand for them to name; the simulator refuses them likewise.
     let unused = [(sig[0], 24), (sig[2], 0), (sig[3], 8), (sig[4], 16)]
         .iter()
         .any(|&(ty, lo)| ty == Ty::N && bits(w1, lo, 8) != 0);
@@ -234,7 +234,7 @@ pub fn mubuf(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Deco
         check_scalar_tuple(bits(w1, 16, 5) * 4, Ty::B128, F)?;
     }
     // Fields LLVM 19's GFX9 MUBUF encodings fix to 0, so that it refuses other values
-    // (checked with llvm-mc-19 field by field; AMD's guides give them no meaning there): the
+    // (checked with llvm-mc-19 field by field; nothing in the instruction uses them): the
     // operandless cache operations take no IDXEN, OFFEN, LDS or ACC, and but for buffer_wbl2
     // (whose GLC and SCC are its SC0/SC1 scope bits on gfx942) no GLC or SCC; only the
     // dword and sub-dword loads have an LDS form. The simulator refuses them likewise.

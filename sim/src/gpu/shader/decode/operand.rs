@@ -164,11 +164,10 @@ pub fn align_sgpr(code: u32, ty: Ty) -> u8 {
 /// halves (103, 105, 107, 127), M0 (124) and LDS_DIRECT (254) name no 64-bit register.
 ///
 /// LLVM: `AMDGPUDisassembler::decodeSpecialReg64` knows only the even special codes and
-/// returns an error operand for the others, failing the instruction (for wider operands
-/// `decodeSrcOp` reaches the same check). Real hardware reads a 64-bit operand from two
-/// consecutive 32-bit registers, so `vcc_hi` as the low half would pair it with a TBA/TTMP
-/// register: AMD's GFX9 ISA documents 64-bit special operands only by their even codes, and
-/// the simulated core does not execute what it does not document.
+/// returns an error operand for the others, failing the instruction (wider operands fail
+/// alike; checked with llvm-mc-19). What the hardware would pair with `vcc_hi` as the low
+/// half is not documented here (unsure); the simulated core refuses the word rather than
+/// guess.
 pub fn check_scalar_tuple(code: u32, ty: Ty, family: &'static str) -> Result<(), DecodeError> {
     if ty.dwords() >= 2 && matches!(code, 103 | 105 | 107 | 124 | 127 | 254) {
         return Err(DecodeError::Invalid {

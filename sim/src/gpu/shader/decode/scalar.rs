@@ -116,7 +116,7 @@ pub fn sopp(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
 
 /// SOPP opcodes that take no operand: their SIMM16 field is unused.
 ///
-/// AMD's Vega and CDNA ISA guides give these instructions no operand; LLVM 19 encodes them
+/// These instructions have no operand (LLVM's syntax has none); LLVM 19 encodes them
 /// with SIMM16 fixed to 0 and refuses any other value (checked with llvm-mc-19, every SOPP
 /// opcode with SIMM16 = 0x1234). Whether the hardware ignores the field is not documented
 /// (unsure); the simulator refuses such words as LLVM does, so that a code generator writing

@@ -121,9 +121,9 @@ fn vop_src0(
             let sources = if sig[3] == Ty::N { 1 } else { 3 };
             // Modifier bits where the instruction has no modifiers must be zero: all four
             // for an all-integer instruction, those of the absent SRC1 for a one-source one.
-            // LLVM's DPP encodings fix them to 0 when the profile has no source modifiers
-            // (`VOP_DPPe`: `!if(P.HasSrc0Mods, ..., 0)`), so its decoder refuses the word;
-            // AMD's ISA guide lists no meaning for them. Rejected likewise.
+            // LLVM 19 has no such fields when the instruction takes no source modifiers and
+            // refuses the word (checked with llvm-mc-19, bit by bit); there is nothing for
+            // them to modify. Rejected likewise.
             // The integer dot products (v_dot*c_i32_*) keep the modifier fields: LLVM
             // decodes and ignores them.
             let allowed = if float == 0 && !inst.op.name().starts_with("v_dot") {
@@ -215,11 +215,10 @@ fn vop_src0(
 /// not have: SRC1's fields in a one-source instruction, SEXT on a float source, NEG or ABS on
 /// an integer source, OMOD where the result is no float (VOPC keeps SDST in bits 15:8).
 ///
-/// As LLVM 19 decodes SDWA: its GFX9 SDWA encodings fix such fields to 0
-/// (`VOP_SDWA9e`/`VOP_SDWA9Ae`: modifiers only `!if(P.HasSrcNMods, ...)`, OMOD only
-/// `!if(P.HasSDWAOMod, ...)`), so a word with one set matches no instruction; checked against
-/// llvm-mc-19 field by field. AMD's Vega ISA guide gives these fields no meaning there; the
-/// simulated core refuses them instead of ignoring them.
+/// As LLVM 19 decodes SDWA: its GFX9 SDWA encodings have those fields only where the
+/// instruction uses them, so a word with one set matches no instruction (checked with
+/// llvm-mc-19 field by field). Nothing in the instruction would use them; the simulated core
+/// refuses them instead of ignoring them.
 fn sdwa_fields_valid(
     op: Op,
     sig: [Ty; 5],
@@ -464,9 +463,8 @@ pub fn vop3(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
 /// instruction takes source modifiers on all its sources when one source is a float or when
 /// it has OP_SEL (the modifiers carry it), v_cndmask_b32 on its two selected values only;
 /// OMOD exists with a float source or result, not on compares, v_cndmask_b32 or
-/// v_cvt_pk_u8_f32. AMD's guides give these fields no meaning there; the simulated core
-/// refuses the word rather than ignore them. (CLAMP on integer instructions, which LLVM also
-/// refuses on some, is not checked yet.)
+/// v_cvt_pk_u8_f32; CLAMP as `has_clamp` says. Nothing in the instruction would use such a
+/// field; the simulated core refuses the word rather than ignore it.
 fn vop3_fields_valid(
     op: Op,
     family: Family,
@@ -595,8 +593,8 @@ fn has_clamp(op: Op, family: Family, sig: [Ty; 5], float: u8, float_result: bool
 /// v_accvgpr_read/write, which take none.
 ///
 /// As LLVM 19 decodes GFX9 VOP3P: its encodings fix those fields to 0 and it refuses the
-/// word otherwise (checked with llvm-mc-19 field by field on fourteen opcodes). AMD's guides
-/// give them no meaning there; the simulated core refuses the word rather than ignore them.
+/// word otherwise (checked with llvm-mc-19 field by field on fourteen opcodes). Nothing in the
+/// instruction would use them; the simulated core refuses the word rather than ignore them.
 fn vop3p_fields_valid(op: Op, sig: [Ty; 5], w: u32, w1: u32) -> Result<(), DecodeError> {
     let invalid = |what| {
         Err(DecodeError::Invalid {
