@@ -1,6 +1,6 @@
 //! Vector memory and LDS encodings: DS, FLAT/GLOBAL/SCRATCH and MUBUF.
 
-use super::operand::{LiteralSlot, align_sgpr, scalar_source, vgpr};
+use super::operand::{LiteralSlot, align_sgpr, check_scalar_tuple, scalar_source, vgpr};
 use super::{DecodeError, Luts, bits, lookup, word};
 use crate::gpu::shader::isa::{CachePolicy, Encoding, Extra, Family, Inst, Mem, Op, Operand, Ty};
 use crate::gpu::target::GfxTarget;
@@ -12,6 +12,30 @@ pub fn ds_has_two_offsets(op: Op) -> bool {
     n.starts_with("ds_read2") || n.starts_with("ds_write2") || n.starts_with("ds_wrxchg2")
 }
 
+/// Whether `op` is one of the floating-point atomics (add_f32, pk_add_f16, add/min/max_f64,
+/// pk_add_bf16) of MUBUF or FLAT.
+fn is_float_atomic(op: Op) -> bool {
+    let name = op.name();
+    name.contains("_atomic_") && ["f16", "f32", "f64"].iter().any(|t| name.ends_with(t))
+}
+
+/// Reject the SCC bit on a floating-point atomic on gfx90a.
+///
+/// LLVM 19 encodes gfx90a's floating-point atomics (MUBUF and FLAT) without an SCC bit and
+/// refuses SCC = 1 on them, while it accepts it (as SC1) on gfx942 and on the integer
+/// atomics (checked with llvm-mc-19, every atomic opcode). Whether gfx90a hardware honours
+/// SCC on these is not documented (unsure): the simulator refuses, as LLVM does, rather than
+/// guess a coherence behaviour.
+fn check_float_atomic_scc(op: Op, scc: bool, target: GfxTarget) -> Result<(), DecodeError> {
+    if scc && target == GfxTarget::Gfx90a && is_float_atomic(op) {
+        return Err(DecodeError::Invalid {
+            family: "memory",
+            what: "SCC on a floating-point atomic (gfx90a)",
+        });
+    }
+    Ok(())
+}
+
 /// DS (GFX9): `110110 acc[25] op[24:17] gds[16] offset1[15:8] offset0[7:0]`, then
 /// `vdst[31:24] data1[23:16] data0[15:8] addr[7:0]`. ACC (gfx90a) makes vdst and data AGPRs.
 pub fn ds(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
@@ -21,6 +45,19 @@ pub fn ds(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     let op = lookup(&luts.ds, bits(w, 17, 8), F)?;
     let sig = op.info().sig;
     let acc = bits(w, 25, 1) != 0;
+    // The register fields of operands the instruction lacks (and ds_nop's offsets) must be 0:
+    // LLVM 19's DS encodings fix them to 0 and refuse other values (checked with
+    // llvm-mc-19: ds_write_b32 with a VDST, ds_read_b32 with a DATA0, ds_nop with an
+    // address). There is no operand for them to name; the simulator refuses them likewise.
+    let unused = [(sig[0], 24), (sig[2], 0), (sig[3], 8), (sig[4], 16)]
+        .iter()
+        .any(|&(ty, lo)| ty == Ty::N && bits(w1, lo, 8) != 0);
+    if unused || (op == Op::DsNop && bits(w, 0, 16) != 0) {
+        return Err(DecodeError::Invalid {
+            family: F,
+            what: "field of an operand the instruction lacks must be 0",
+        });
+    }
     let mut inst = Inst::new(op, Encoding::Ds, 2);
     if sig[0] != Ty::N {
         inst.dst = vgpr(bits(w1, 24, 8), acc);
@@ -83,6 +120,15 @@ pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
             what: "reserved SADDR code 125",
         });
     }
+    if info.family == Family::Flat && (saddr != 0 || bits(w, 13, 1) != 0) {
+        // The FLAT segment has no SADDR and no LDS form: LLVM 19 encodes SADDR as 0 and LDS
+        // as 0 there and refuses other values (checked with llvm-mc-19, which refuses even
+        // SADDR = 0x7f, "off"). The simulator refuses them likewise.
+        return Err(DecodeError::Invalid {
+            family: F,
+            what: "SADDR or LDS in a FLAT-segment instruction",
+        });
+    }
     let addr = bits(w1, 0, 8);
     let offset = match info.family {
         // The FLAT segment's offset is unsigned. LLVM's assembler allows 12 bits but its
@@ -96,6 +142,7 @@ pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
             if saddr == 0x7f {
                 inst.src[0] = vgpr(addr, false);
             } else {
+                check_scalar_tuple(saddr, Ty::B64, F)?;
                 inst.src[0] = vgpr(addr, false);
                 inst.src[2] = Operand::Sgpr(align_sgpr(saddr, Ty::B64));
             }
@@ -117,6 +164,18 @@ pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
     if sig[3] != Ty::N {
         inst.src[1] = vgpr(bits(w1, 8, 8), acc);
     }
+    check_float_atomic_scc(op, cpol.scc, target)?;
+    // An LDS load (the LDS bit of GLOBAL, gfx942's *_load_lds_* opcodes) writes no register,
+    // so it has no AGPR form: LLVM 19 refuses ACC = 1 there (checked with llvm-mc-19), and so
+    // does the simulator.
+    let lds_load =
+        (bits(w, 13, 1) != 0 && info.family == Family::Global) || op.name().contains("_load_lds_");
+    if lds_load && acc {
+        return Err(DecodeError::Invalid {
+            family: F,
+            what: "ACC on an LDS load",
+        });
+    }
     let is_atomic = op.name().contains("_atomic_");
     if sig[0] != Ty::N && (!is_atomic || cpol.glc) {
         inst.dst = vgpr(bits(w1, 24, 8), acc);
@@ -130,9 +189,25 @@ pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
     Ok(inst)
 }
 
+/// Whether a MUBUF opcode has an LDS form (LDS = 1: the loaded data goes to LDS at M0):
+/// the dword and sub-dword loads and buffer_load_format_x, as LLVM 19 has it (llvm-mc-19
+/// accepts LDS = 1 on exactly these GFX9 opcodes; that the hardware has no other LDS form is
+/// taken from LLVM, not from an AMD document).
+fn mubuf_has_lds_form(op: Op) -> bool {
+    matches!(
+        op,
+        Op::BufferLoadFormatX
+            | Op::BufferLoadUbyte
+            | Op::BufferLoadSbyte
+            | Op::BufferLoadUshort
+            | Op::BufferLoadSshort
+            | Op::BufferLoadDword
+    )
+}
+
 /// MUBUF (GFX9): `111000 op[24:18] slc[17] lds[16] sc1[15] glc[14] idxen[13] offen[12]
 /// offset[11:0]`, then `soffset[31:24] acc[23] srsrc[20:16] vdata[15:8] vaddr[7:0]`.
-pub fn mubuf(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
+pub fn mubuf(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, DecodeError> {
     const F: &str = "MUBUF";
     let w = words[0];
     let w1 = word(words, 1, F)?;
@@ -155,8 +230,32 @@ pub fn mubuf(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     };
     inst.extra = Extra::Mem(mem);
     let no_operands = sig.iter().all(|t| *t == Ty::N);
+    if !no_operands {
+        check_scalar_tuple(bits(w1, 16, 5) * 4, Ty::B128, F)?;
+    }
+    // Fields LLVM 19's GFX9 MUBUF encodings fix to 0, so that it refuses other values
+    // (checked with llvm-mc-19 field by field; nothing in the instruction uses them): the
+    // operandless cache operations take no IDXEN, OFFEN, LDS or ACC, and but for buffer_wbl2
+    // (whose GLC and SCC are its SC0/SC1 scope bits on gfx942) no GLC or SCC; only the
+    // dword and sub-dword loads have an LDS form. The simulator refuses them likewise.
+    let invalid = |what| Err(DecodeError::Invalid { family: F, what });
     if no_operands {
+        if mem.idxen || mem.offen || mem.lds || acc {
+            return invalid("addressing or LDS bit of an operandless buffer operation");
+        }
+        if op != Op::BufferWbl2 && (mem.cpol.glc || mem.cpol.scc) {
+            return invalid("cache-policy bit of a buffer cache invalidation");
+        }
         return Ok(inst);
+    }
+    check_float_atomic_scc(op, mem.cpol.scc, target)?;
+    if mem.lds && !mubuf_has_lds_form(op) {
+        return invalid("LDS bit on a buffer instruction without an LDS form");
+    }
+    if mem.lds && acc {
+        // As for GLOBAL: an LDS load writes no register, so it has no AGPR form (LLVM 19
+        // refuses ACC = 1 with LDS = 1; checked with llvm-mc-19).
+        return invalid("ACC on an LDS load");
     }
     if mem.offen || mem.idxen {
         inst.src[0] = vgpr(bits(w1, 0, 8), false);

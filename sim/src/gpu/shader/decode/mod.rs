@@ -3,6 +3,7 @@
 //! One module per encoding family; [`decode`] picks the family from the first dword's
 //! encoding bits, exactly as the hardware's instruction buffer does.
 
+mod alignment;
 mod memory;
 mod operand;
 mod scalar;
@@ -75,6 +76,14 @@ pub const fn base_dwords(w0: u32) -> usize {
 /// Decode the instruction starting at `words[0]`. `words` may be longer than the instruction;
 /// the result's `dwords` says how many it used.
 pub fn decode(words: &[u32], target: GfxTarget) -> Result<Inst, DecodeError> {
+    let inst = decode_encoding(words, target)?;
+    // Both simulated targets (gfx90a, gfx942) require aligned vector register tuples.
+    alignment::check(&inst, "vector register")?;
+    Ok(inst)
+}
+
+/// Decode the encoding family `words[0]` names, operand by operand.
+fn decode_encoding(words: &[u32], target: GfxTarget) -> Result<Inst, DecodeError> {
     let Some(&w0) = words.first() else {
         return Err(DecodeError::Truncated {
             family: "any",
@@ -107,7 +116,7 @@ pub fn decode(words: &[u32], target: GfxTarget) -> Result<Inst, DecodeError> {
         0x34 => vector::vop3(words, luts),
         0x36 => memory::ds(words, luts),
         0x37 => memory::flat(words, luts, target),
-        0x38 => memory::mubuf(words, luts),
+        0x38 => memory::mubuf(words, luts, target),
         0x3a => Err(DecodeError::UnsupportedEncoding("MTBUF")),
         0x3c => Err(DecodeError::UnsupportedEncoding("MIMG")),
         0x31 => Err(DecodeError::UnsupportedEncoding("EXP")),
@@ -199,6 +208,16 @@ pub(crate) fn luts(target: GfxTarget) -> &'static Luts {
 /// Whether `op` has a VOP3 (e64) encoding on `target`.
 pub fn has_e64_form(op: Op, target: GfxTarget) -> bool {
     luts(target).has_e64[op as usize]
+}
+
+/// Whether the SDWA form of `op` has no destination select: gfx942's fp8/bf8 to f32
+/// conversions always write whole registers. LLVM 19 requires DST_SEL = DWORD there, ignores
+/// DST_UNUSED and prints neither (checked with llvm-mc-19).
+pub fn sdwa_dst_sel_fixed(op: Op) -> bool {
+    matches!(
+        op,
+        Op::VCvtF32Fp8 | Op::VCvtF32Bf8 | Op::VCvtPkF32Fp8 | Op::VCvtPkF32Bf8
+    )
 }
 
 /// Look an opcode up, or report it unknown.

@@ -90,6 +90,7 @@ pub fn scalar_source(
     literal: LiteralSlot,
     used: &mut bool,
 ) -> Result<Operand, DecodeError> {
+    check_scalar_tuple(code, ty, literal.family)?;
     Ok(match code {
         0..=101 | 102..=123 | 124 | 126 | 127 => Operand::Sgpr(align_sgpr(code, ty)),
         128..=208 | 240..=248 => Operand::Inline(inline_constant(code, ty)),
@@ -157,10 +158,46 @@ pub fn align_sgpr(code: u32, ty: Ty) -> u8 {
     code as u8
 }
 
+/// Reject a scalar code that cannot start an operand of type `ty`: a 64-bit or wider scalar
+/// operand is an SGPR or trap-temporary tuple, or one of the 64-bit special registers
+/// (FLAT_SCRATCH 102, XNACK_MASK 104, VCC 106, EXEC 126) addressed by its low half. The high
+/// halves (103, 105, 107, 127), M0 (124) and LDS_DIRECT (254) name no 64-bit register.
+///
+/// LLVM: `AMDGPUDisassembler::decodeSpecialReg64` knows only the even special codes and
+/// returns an error operand for the others, failing the instruction (wider operands fail
+/// alike; checked with llvm-mc-19). What the hardware would pair with `vcc_hi` as the low
+/// half is not documented here (unsure); the simulated core refuses the word rather than
+/// guess.
+pub fn check_scalar_tuple(code: u32, ty: Ty, family: &'static str) -> Result<(), DecodeError> {
+    if ty.dwords() >= 2 && matches!(code, 103 | 105 | 107 | 124 | 127 | 254) {
+        return Err(DecodeError::Invalid {
+            family,
+            what: "odd half of a 64-bit special register (or M0, LDS_DIRECT) as a 64-bit operand",
+        });
+    }
+    // A tuple must end inside its file: SGPR tuples at s103 at the latest (LLVM's GFX9 SGPR
+    // tuples reach s[100:103], s[96:103] and s[88:103], no further; checked with
+    // llvm-mc-19), trap-temporary tuples at ttmp15.
+    let end = u32::from(align_sgpr(code, ty)) + ty.dwords();
+    let past_end = match code {
+        0..=101 => end > 104,
+        108..=123 => end > 124,
+        _ => false,
+    };
+    if past_end {
+        return Err(DecodeError::Invalid {
+            family,
+            what: "scalar register tuple past the end of its file",
+        });
+    }
+    Ok(())
+}
+
 /// A scalar destination code (SDST, 7 bits; also the 7-bit SGPR fields of SOPK and SMEM) of
 /// type `ty`: SGPRs and the writable special registers. Code 125 is reserved on GFX9 (LLVM
 /// decodes it as GFX10's `null`).
 pub fn scalar_dest(code: u32, ty: Ty, family: &'static str) -> Result<Operand, DecodeError> {
+    check_scalar_tuple(code, ty, family)?;
     match code {
         0..=124 | 126 | 127 => Ok(Operand::Sgpr(align_sgpr(code, ty))),
         _ => Err(DecodeError::Invalid {

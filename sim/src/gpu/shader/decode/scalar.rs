@@ -1,6 +1,6 @@
 //! Scalar encodings: SOP1, SOP2, SOPK, SOPC, SOPP and SMEM.
 
-use super::operand::{LiteralSlot, align_sgpr, scalar_dest, scalar_source};
+use super::operand::{LiteralSlot, align_sgpr, check_scalar_tuple, scalar_dest, scalar_source};
 use super::{DecodeError, Luts, bits, lookup, word};
 use crate::gpu::shader::isa::{CachePolicy, Encoding, Extra, Inst, Mem, Op, Operand, Ty};
 
@@ -103,9 +103,35 @@ pub fn sopp(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     const F: &str = "SOPP";
     let w = words[0];
     let op = lookup(&luts.sopp, bits(w, 16, 7), F)?;
+    if bits(w, 0, 16) != 0 && sopp_without_operand(op) {
+        return Err(DecodeError::Invalid {
+            family: F,
+            what: "SIMM16 of an instruction without an operand must be 0",
+        });
+    }
     let mut inst = Inst::new(op, Encoding::Sopp, 1);
     inst.extra = Extra::Imm(bits(w, 0, 16));
     Ok(inst)
+}
+
+/// SOPP opcodes that take no operand: their SIMM16 field is unused.
+///
+/// These instructions have no operand (LLVM's syntax has none); LLVM 19 encodes them
+/// with SIMM16 fixed to 0 and refuses any other value (checked with llvm-mc-19, every SOPP
+/// opcode with SIMM16 = 0x1234). Whether the hardware ignores the field is not documented
+/// (unsure); the simulator refuses such words as LLVM does, so that a code generator writing
+/// junk there is caught rather than silently run. (s_endpgm keeps an optional immediate.)
+fn sopp_without_operand(op: Op) -> bool {
+    matches!(
+        op,
+        Op::SWakeup
+            | Op::SBarrier
+            | Op::SIcacheInv
+            | Op::STtracedata
+            | Op::SEndpgmSaved
+            | Op::SSetGprIdxOff
+            | Op::SEndpgmOrderedPsDone
+    )
 }
 
 /// SMEM (GFX9): `110000 op[25:18] imm[17] glc[16] nv[15] soe[14] sdata[12:6] sbase[5:0]`,
@@ -123,11 +149,22 @@ pub fn smem(words: &[u32], luts: &Luts) -> Result<Inst, DecodeError> {
     let mut inst = Inst::new(op, Encoding::Smem, 2);
     let imm = bits(w, 17, 1) != 0;
     let soe = bits(w, 14, 1) != 0;
+    if imm && sig[2] == Ty::N {
+        // No address, so no offset (s_dcache_inv, s_memtime, ...): LLVM 19 encodes these
+        // with IMM fixed to 0 and refuses IMM = 1 (the other unused fields it ignores;
+        // checked with llvm-mc-19). The simulator follows it: an offset for an instruction
+        // that has none is an encoding error, not something to run.
+        return Err(DecodeError::Invalid {
+            family: F,
+            what: "IMM set on an instruction without an address",
+        });
+    }
     let sdata = bits(w, 6, 7);
     if sig[0] != Ty::N {
         inst.dst = scalar_dest(sdata, sig[0], F)?;
     }
     if sig[2] != Ty::N {
+        check_scalar_tuple(bits(w, 0, 6) * 2, sig[2], F)?;
         inst.src[0] = Operand::Sgpr(align_sgpr(bits(w, 0, 6) * 2, sig[2]));
     }
     let mut mem = Mem {

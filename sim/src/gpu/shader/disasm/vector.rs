@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use super::Operands;
 use super::operand::{modified, operand};
-use crate::gpu::shader::decode::has_e64_form;
+use crate::gpu::shader::decode::{has_e64_form, sdwa_dst_sel_fixed};
 use crate::gpu::shader::isa::{Encoding, Extra, Family, Inst, Op, SdwaSel, Ty};
 use crate::gpu::target::GfxTarget;
 
@@ -158,7 +158,7 @@ pub fn write(out: &mut String, inst: &Inst, target: GfxTarget) {
         Encoding::Sdwa => {
             if let Some(s) = sdwa {
                 clamp_omod(out, mods.clamp, mods.omod);
-                if info.family != Family::Vopc {
+                if info.family != Family::Vopc && !sdwa_dst_sel_fixed(inst.op) {
                     let _ = write!(
                         out,
                         " dst_sel:{} dst_unused:{}",
