@@ -137,7 +137,7 @@ fn same_kernel(a: &Arc<dyn Sys>, b: &Arc<dyn Sys>) -> bool {
 /// mappings, which the process would otherwise keep for the rest of its life, would leak
 /// with every unload. A binding to the real kernel is never released: the kernel keeps the
 /// KFD process (its render-node binding, its event page) until the process ends, and a fresh
-/// copy of the library must find it again. A binding some [`Kfd`] still uses is kept too.
+/// copy of the library must find it again. A binding some [`Kfd`](crate::Kfd) still uses is kept too.
 pub fn release_simulated_bindings() -> usize {
     let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
     let before = registry.len();

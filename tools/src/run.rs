@@ -22,10 +22,10 @@ pub struct RunRequest {
     pub file: PathBuf,
     /// The kernel's name (with or without `.kd`).
     pub kernel: String,
-    /// Work-items per dimension: X[,Y[,Z]].
+    /// Work-items per dimension: X, X,Y or X,Y,Z.
     #[arg(long, value_delimiter = ',', required = true)]
     pub grid: Vec<u32>,
-    /// Work-group size per dimension: X[,Y[,Z]].
+    /// Work-group size per dimension: X, X,Y or X,Y,Z.
     #[arg(long, value_delimiter = ',', required = true)]
     pub block: Vec<u32>,
     /// One per explicit kernel argument, in order: u32=, i32=, u64=, i64=, f32=, f64=
