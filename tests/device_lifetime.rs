@@ -168,6 +168,19 @@ fn shutdown_with_live_handles_destroys_everything_and_every_stale_call_says_clos
     closed("queue.write_index", queue.write_index().map(drop));
     closed("queue.update", queue.update(100, 7));
     closed("queue.set_cu_mask", queue.set_cu_mask(&[1]));
+    closed("queue.reserve_scratch", queue.reserve_scratch(1024));
+    closed(
+        "queue.launch",
+        queue
+            .launch(&dispatches.kernel, &aqueduct::Geometry::d1(1, 1), &[])
+            .map(drop),
+    );
+    closed(
+        "executable.kernel_names",
+        executable.kernel_names().map(drop),
+    );
+    closed("executable.functions", executable.functions().map(drop));
+    closed("executable.function", executable.function("f").map(drop));
     closed(
         "executable.kernel",
         executable.kernel("atomic_counter").map(drop),
