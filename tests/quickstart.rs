@@ -1,0 +1,38 @@
+//! The README's main command keeps working: the quickstart example (which `cargo test` builds
+//! beside this test) runs on the simulator and checks every element it computed.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+#[test]
+fn the_quickstart_runs_and_checks_its_result() {
+    // target/<profile>/deps/<this test> → target/<profile>/examples/quickstart
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
+    let example: PathBuf = profile_dir.join("examples").join("quickstart");
+    assert!(example.exists(), "{} was not built", example.display());
+    let out = Command::new(&example)
+        .arg("65536")
+        .env("AQUEDUCT_BACKEND", "sim")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("vector_add of 65536 elements: every element checked"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("kernel time (GPU timestamps):"), "{stdout}");
+    // Bad input: a clear error, not a panic.
+    let out = Command::new(&example)
+        .arg("many")
+        .env("AQUEDUCT_BACKEND", "sim")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"many\" is not a number of elements"));
+}
