@@ -1,5 +1,6 @@
 //! Helpers shared by aqueduct's test suites, so that a test fails where it should:
 //!
+//! - [`corpus`]: the argument types the shared corpus checks use;
 //! - [`fork`]: run checks in a forked child whose panic, error, hang or death by signal fails
 //!   the test (under libtest a child that panics would otherwise exit 0);
 //! - [`hardware`]: skip a hardware test visibly, or fail it where hardware is required;
@@ -8,6 +9,7 @@
 //! - [`watchdog`]: turn a test that can only fail by hanging into one that fails.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod corpus;
 pub mod fork;
 pub mod hardware;
 pub mod rng;

@@ -82,28 +82,7 @@ impl Buffer {
     }
 }
 
-/// A kernel argument value, in the order of the kernel's explicit arguments (integers are
-/// narrowed to the argument's size, as the simulator's dispatcher does).
-#[derive(Clone, Copy, Debug)]
-pub enum Arg {
-    Ptr(u64),
-    U32(u32),
-    I32(i32),
-    U64(u64),
-    I64(i64),
-    F32(f32),
-    /// A dynamic LDS pointer (`__local T*`): [`Opts::dynamic_lds`] bytes.
-    Lds,
-}
-
-/// Optional launch settings.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Opts {
-    pub dynamic_lds: u32,
-    /// Private bytes per lane beyond the kernel's fixed size (the simulator's dispatcher
-    /// only; a launch provides what the kernel declares).
-    pub extra_scratch: u32,
-}
+pub use test_support::corpus::{Arg, Opts};
 
 /// A loaded code object.
 pub struct Loaded {

@@ -100,26 +100,7 @@ impl InterruptSink for Interrupts {
     fn vm_fault(&self, _fault: MemoryFault) {}
 }
 
-/// A kernel argument value, in the order of the kernel's explicit arguments.
-#[derive(Clone, Copy, Debug)]
-pub enum Arg {
-    Ptr(u64),
-    U32(u32),
-    I32(i32),
-    U64(u64),
-    I64(i64),
-    F32(f32),
-    /// A dynamic LDS pointer (`__local T*` argument): the dispatcher places the area.
-    Lds,
-}
-
-/// Optional dispatch settings.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Opts {
-    pub dynamic_lds: u32,
-    /// Private bytes per lane to provide beyond the kernel's fixed size.
-    pub extra_scratch: u32,
-}
+pub use test_support::corpus::{Arg, Opts};
 
 /// A loaded code object.
 pub struct Loaded {
