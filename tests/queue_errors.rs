@@ -5,10 +5,8 @@ mod support;
 
 use std::time::Duration;
 
-use aqueduct::{Condition, ErrorKind, MemoryLocation, QueueError, QueueOptions};
-use support::{
-    CounterDispatches, atomic_counter, code_object, device, dispatch_1d, gpu, hive_device, kernargs,
-};
+use aqueduct::{Arg, Condition, ErrorKind, Geometry, MemoryLocation, QueueError, QueueOptions};
+use support::{CounterDispatches, atomic_counter, code_object, device, gpu, hive_device};
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(30));
 /// Inside the GPU's address range, mapped by nothing.
@@ -26,18 +24,16 @@ fn a_memory_fault_names_its_address_stops_that_gpu_and_leaves_the_others_working
         .load_code_object(&gpu, &code_object("gfx90a", "oob_store.co5"))
         .unwrap();
     let oob = faulty.kernel("oob_store").unwrap();
-    let segment = kernargs(
-        &device,
-        &gpu,
-        &oob,
-        &[&UNMAPPED.to_le_bytes(), &7u32.to_le_bytes()],
-    );
     let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
-    let done = device.signal(1).unwrap();
-    queue
-        .dispatch(&dispatch_1d(&oob, &segment, 64, 64, done.handle()))
-        .unwrap();
-    let error = queue.wait(&done, Condition::Eq, 0, WAIT).unwrap_err();
+    let error = queue
+        .launch(
+            &oob,
+            &Geometry::d1(64, 64),
+            &[Arg::ptr(UNMAPPED), Arg::u32(7)],
+        )
+        .unwrap()
+        .wait(WAIT)
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Queue, "{error}");
     assert_eq!(
         error.queue_error(),
@@ -89,13 +85,12 @@ fn an_illegal_instruction_stops_the_wave_and_the_queue() {
         .unwrap();
     let kernel = executable.kernel("illegal_insn").unwrap();
     let out = device.alloc(&gpu, MemoryLocation::HostFine, 8).unwrap();
-    let segment = kernargs(&device, &gpu, &kernel, &[&out.gpu_address().to_le_bytes()]);
     let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
-    let done = device.signal(1).unwrap();
-    queue
-        .dispatch(&dispatch_1d(&kernel, &segment, 1, 1, done.handle()))
-        .unwrap();
-    let error = queue.wait(&done, Condition::Eq, 0, WAIT).unwrap_err();
+    let error = queue
+        .launch(&kernel, &Geometry::d1(1, 1), &[Arg::ptr(out.gpu_address())])
+        .unwrap()
+        .wait(WAIT)
+        .unwrap_err();
     assert_eq!(
         error.queue_error(),
         Some(&QueueError::IllegalInstruction),

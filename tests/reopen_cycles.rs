@@ -7,7 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use aqueduct::{Condition, Device, MemoryLocation, QueueOptions};
+use aqueduct::{Arg, Device, Geometry, MemoryLocation, QueueOptions};
 use support::{binding_only, code_object, gpu, machine, pid};
 
 const CYCLES: usize = 10_000;
@@ -47,16 +47,6 @@ fn cycle(sys: &Arc<dyn aqueduct::kfd::Sys>, code: &[u8], drop_last: bool) {
     let executable = device.load_code_object(&gpu, code).unwrap();
     let kernel = executable.kernel("atomic_counter").unwrap();
     let counter = device.alloc(&gpu, MemoryLocation::HostFine, 8).unwrap();
-    let segment = support::kernargs(
-        &device,
-        &gpu,
-        &kernel,
-        &[
-            &counter.gpu_address().to_le_bytes(),
-            &(counter.gpu_address() + 4).to_le_bytes(),
-            &1u32.to_le_bytes(),
-        ],
-    );
     let queue = device
         .create_queue(
             &gpu,
@@ -66,18 +56,15 @@ fn cycle(sys: &Arc<dyn aqueduct::kfd::Sys>, code: &[u8], drop_last: bool) {
             },
         )
         .unwrap();
-    let done = device.signal(1).unwrap();
+    let args = [
+        Arg::ptr(counter.gpu_address()),
+        Arg::ptr(counter.gpu_address() + 4),
+        Arg::u32(1),
+    ];
     queue
-        .dispatch(&support::dispatch_1d(
-            &kernel,
-            &segment,
-            1,
-            1,
-            done.handle(),
-        ))
-        .unwrap();
-    queue
-        .wait(&done, Condition::Eq, 0, Some(Duration::from_secs(30)))
+        .launch(&kernel, &Geometry::d1(1, 1), &args)
+        .unwrap()
+        .wait(Some(Duration::from_secs(30)))
         .unwrap();
     assert_eq!(counter.to_vec::<u32>().unwrap(), [1, 0]);
     if !drop_last {

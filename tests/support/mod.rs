@@ -135,51 +135,6 @@ impl CounterDispatches {
     }
 }
 
-/// A kernarg segment for `kernel` with its explicit arguments set to `args` (bytes each, at
-/// the metadata's offsets); hidden arguments stay zero.
-pub fn kernargs(device: &Device, gpu: &GpuAgent, kernel: &Kernel, args: &[&[u8]]) -> Buffer {
-    let segment = device
-        .alloc(
-            gpu,
-            MemoryLocation::Kernarg,
-            (kernel.kernarg_size as usize).max(64),
-        )
-        .unwrap();
-    let explicit: Vec<_> = kernel
-        .args
-        .iter()
-        .filter(|a| !a.value_kind.is_hidden())
-        .collect();
-    assert_eq!(
-        explicit.len(),
-        args.len(),
-        "argument count of {}",
-        kernel.name
-    );
-    for (arg, bytes) in explicit.iter().zip(args) {
-        assert_eq!(arg.size as usize, bytes.len(), "size of {:?}", arg.name);
-        segment.write(arg.offset as usize, bytes).unwrap();
-    }
-    segment
-}
-
-/// A one-dimensional dispatch of `kernel` with `segment` as its kernarg segment.
-pub fn dispatch_1d(
-    kernel: &Kernel,
-    segment: &Buffer,
-    grid: u32,
-    workgroup: u16,
-    completion: u64,
-) -> KernelDispatchPacket {
-    DispatchBuilder::new(kernel.kernel_object, segment.gpu_address())
-        .grid_1d(grid, workgroup)
-        .group_segment_size(kernel.group_segment_size)
-        .private_segment_size(kernel.private_segment_size)
-        .completion_signal(completion)
-        .build(&DispatchLimits::GFX9)
-        .unwrap()
-}
-
 /// What a process leaves in the simulated kernel once its device is torn down: the process
 /// binding (`/dev/kfd`, one render file per GPU, the event page and its CPU mapping).
 pub fn binding_only(gpus: u64) -> aqueduct::sim::ResourceCounts {
