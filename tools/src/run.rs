@@ -30,7 +30,8 @@ pub struct RunRequest {
     pub block: Vec<u32>,
     /// One per explicit kernel argument, in order: u32=, i32=, u64=, i64=, f32=, f64=
     /// scalars; buf=PATH (a device buffer filled from a file), buf:zero=BYTES,
-    /// buf:fill=BYTE*COUNT.
+    /// buf:fill=BYTE*COUNT; lds=BYTES (dynamic LDS per work-group for a `__local`
+    /// pointer argument).
     #[arg(long = "arg")]
     pub args: Vec<String>,
     /// Write buffer argument N (0-based) to PATH after the kernel: N=PATH.
@@ -52,6 +53,8 @@ pub struct RunRequest {
 enum ArgSpec {
     Scalar(Vec<u8>),
     Buffer(Vec<u8>),
+    /// Bytes of dynamic LDS per work-group, for a `__local` pointer argument.
+    Lds(u32),
 }
 
 pub fn run(request: &RunRequest) -> Result<(), Error> {
@@ -86,12 +89,23 @@ pub fn run(request: &RunRequest) -> Result<(), Error> {
     let mut buffers: Vec<Option<Buffer>> = Vec::with_capacity(specs.len());
     for (i, spec) in specs.iter().enumerate() {
         buffers.push(match spec {
+            ArgSpec::Buffer(_) | ArgSpec::Scalar(_)
+                if matches!(explicit[i].kind(), ArgKind::Local { .. }) =>
+            {
+                return Err(format!(
+                    "--arg {i}: the kernel expects a dynamic LDS area ({}), give lds=BYTES",
+                    describe(&explicit[i])
+                )
+                .into());
+            }
             ArgSpec::Buffer(bytes) => {
                 let buffer = device.alloc(&gpu, MemoryLocation::Device, bytes.len().max(1))?;
                 buffer.write(0, bytes)?;
                 Some(buffer)
             }
-            ArgSpec::Scalar(_) if matches!(explicit[i].kind(), ArgKind::Pointer(_)) => {
+            ArgSpec::Scalar(_) | ArgSpec::Lds(_)
+                if matches!(explicit[i].kind(), ArgKind::Pointer(_)) =>
+            {
                 return Err(format!(
                     "--arg {i}: the kernel expects a buffer ({}), give buf=PATH, buf:zero=BYTES \
                      or buf:fill=BYTE*COUNT",
@@ -99,7 +113,15 @@ pub fn run(request: &RunRequest) -> Result<(), Error> {
                 )
                 .into());
             }
-            ArgSpec::Scalar(_) => None,
+            ArgSpec::Lds(_) if !matches!(explicit[i].kind(), ArgKind::Local { .. }) => {
+                return Err(format!(
+                    "--arg {i}: lds= is for a dynamic LDS (`__local` pointer) argument, the \
+                     kernel expects {}",
+                    describe(&explicit[i])
+                )
+                .into());
+            }
+            ArgSpec::Scalar(_) | ArgSpec::Lds(_) => None,
         });
     }
     let outputs = parse_outputs(&request.outputs, &buffers)?;
@@ -109,6 +131,7 @@ pub fn run(request: &RunRequest) -> Result<(), Error> {
         .map(|(spec, buffer)| match (spec, buffer) {
             (_, Some(buffer)) => Arg::ptr(buffer.gpu_address()),
             (ArgSpec::Scalar(bytes), None) => Arg::bytes(bytes),
+            (ArgSpec::Lds(bytes), None) => Arg::local(*bytes),
             (ArgSpec::Buffer(_), None) => unreachable!("every buffer spec has a buffer"),
         })
         .collect();
@@ -232,7 +255,7 @@ fn geometry(grid: &[u32], block: &[u32]) -> Result<Geometry, Error> {
 }
 
 /// `u32=`, `i32=`, `u64=`, `i64=`, `f32=`, `f64=`, `buf=PATH`, `buf:zero=BYTES`,
-/// `buf:fill=BYTE*COUNT`.
+/// `buf:fill=BYTE*COUNT`, `lds=BYTES`.
 fn parse_arg(text: &str) -> Result<ArgSpec, String> {
     let (kind, value) = text
         .split_once('=')
@@ -301,9 +324,11 @@ fn parse_arg(text: &str) -> Result<ArgSpec, String> {
                 .map_err(|_| format!("buf:fill: {count:?} is not a count"))?;
             ArgSpec::Buffer(vec![byte; count])
         }
+        "lds" => ArgSpec::Lds(value.parse::<u32>().map_err(|_| number("byte count"))?),
         other => {
             return Err(format!(
-                "unknown argument kind {other:?}: use u32, i32, u64, i64, f32, f64, buf, buf:zero or buf:fill"
+                "unknown argument kind {other:?}: use u32, i32, u64, i64, f32, f64, buf, buf:zero, \
+                 buf:fill or lds"
             ));
         }
     })

@@ -236,3 +236,81 @@ fn bad_input_gets_a_clear_error() {
         "{text}"
     );
 }
+
+/// `--arg lds=BYTES` gives a `__local` pointer argument its dynamic LDS: `dynamic_lds` reverses
+/// each work-group through it (`out[g*L + l] = in[g*L + L-1-l] + 1000 + g`); `lds=` on a
+/// buffer argument, or a buffer for the LDS argument, is refused naming the argument.
+#[test]
+fn dynamic_lds_from_the_command_line() {
+    let scratch = Scratch::new("dynamic-lds");
+    let (wg, groups) = (100usize, 2usize);
+    let input: Vec<i32> = (0..(wg * groups) as i32).map(|i| i * 3 - 50).collect();
+    let fin = scratch.file("in.bin", &input);
+    let out = scratch.0.join("out.bin");
+    let object = kernels().join("gfx90a/dynamic_lds.co5");
+    let object = object.to_str().unwrap();
+    let grid = (wg * groups).to_string();
+    let run = |lds: &str| {
+        aqueduct(&[
+            "run",
+            object,
+            "dynamic_lds",
+            "--grid",
+            &grid,
+            "--block",
+            &wg.to_string(),
+            "--arg",
+            &format!("buf={fin}"),
+            "--arg",
+            &format!("buf:zero={}", 4 * wg * groups),
+            "--arg",
+            lds,
+            "--out",
+            &format!("1={}", out.display()),
+        ])
+    };
+    let done = run(&format!("lds={}", 4 * wg));
+    assert!(done.status.success(), "{}", stderr(&done));
+    let got: Vec<i32> = std::fs::read(&out)
+        .unwrap()
+        .chunks(4)
+        .map(|w| i32::from_le_bytes(w.try_into().unwrap()))
+        .collect();
+    let want: Vec<i32> = (0..wg * groups)
+        .map(|i| {
+            let (g, l) = (i / wg, i % wg);
+            input[g * wg + (wg - 1 - l)] + 1000 + g as i32
+        })
+        .collect();
+    assert_eq!(got, want);
+    let refused = run("buf:zero=400");
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("--arg 2: the kernel expects a dynamic LDS area"),
+        "{}",
+        stderr(&refused)
+    );
+    let misplaced = aqueduct(&[
+        "run",
+        object,
+        "dynamic_lds",
+        "--grid",
+        "64",
+        "--block",
+        "64",
+        "--arg",
+        "lds=256",
+        "--arg",
+        "buf:zero=256",
+        "--arg",
+        "lds=256",
+    ]);
+    assert!(!misplaced.status.success());
+    let text = stderr(&misplaced);
+    assert!(
+        text.contains("--arg 0") && text.contains("expects a buffer"),
+        "{text}"
+    );
+    let help = aqueduct(&["run", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("lds=BYTES"));
+}
