@@ -639,10 +639,10 @@ fn preloaded_kernargs_arrive_in_sgprs() {
     });
 }
 
+/// `.bss`: zeroed by the loader, updated by each dispatch of one load.
 #[test]
-fn program_scope_variables_and_relocations() {
+fn bss_is_zeroed_and_kept_across_dispatches() {
     for_each_build(|gpu, v| {
-        // .bss: zeroed by the loader, updated by each dispatch.
         let co = gpu.load(&format!("bss.{v}"));
         let n = 1024u32;
         let out = gpu.buffer(n as usize * 4);
@@ -657,7 +657,13 @@ fn program_scope_variables_and_relocations() {
             let want: Vec<u32> = (0..n).map(|i| (d - 1) * (i + 1)).collect();
             assert_eq!(out.u32s(), want, "{} {v} dispatch {d}", gpu.dir());
         }
-        // .data/.rodata contents.
+    });
+}
+
+/// `.data`/`.rodata` contents as the kernel reads them.
+#[test]
+fn global_data_and_rodata_are_loaded() {
+    for_each_build(|gpu, v| {
         let co = gpu.load(&format!("global_read.{v}"));
         let out = gpu.buffer(16 * 4);
         gpu.run(
@@ -685,8 +691,14 @@ fn program_scope_variables_and_relocations() {
             0x7777_7777,
             0x0ead_beef,
         ];
-        assert_eq!(out.u32s(), want);
-        // R_AMDGPU_RELATIVE64 pointer table.
+        assert_eq!(out.u32s(), want, "{} {v}", gpu.dir());
+    });
+}
+
+/// An `R_AMDGPU_RELATIVE64` pointer table, relocated by the loader.
+#[test]
+fn relative64_pointer_table_is_relocated() {
+    for_each_build(|gpu, v| {
         let co = gpu.load(&format!("global_ptr.{v}"));
         let data = co.image.variable("gp_data").expect("gp_data").address;
         let n = 64u32;

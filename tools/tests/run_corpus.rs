@@ -1,0 +1,152 @@
+//! Every kernel of the test corpus (`tests/kernels`) that takes only buffers and scalars, run
+//! by the `aqueduct` binary as a user would (`aqueduct run ... --arg buf=PATH ... --out N=PATH
+//! --json` on simulated gfx90a and gfx942, code objects V4 where built, V5 and V6), with the
+//! outputs compared against the CPU references of `tests/kernels/checks/` that the safe-API
+//! and shader-core suites run too.
+//!
+//! What the command line cannot express is listed with its reason in
+//! `run_corpus_support/inexpressible.rs` (`INEXPRESSIBLE`, `NOT_IN_THE_SHARED_CHECKS`); the
+//! kernels without a shared check that it can express are checked at the end of this file.
+
+#[path = "run_corpus_support/mod.rs"]
+mod shader_support;
+
+#[path = "../../tests/kernels/checks/atomics.rs"]
+mod atomics;
+#[path = "../../tests/kernels/checks/basic.rs"]
+mod basic;
+#[path = "../../tests/kernels/checks/float.rs"]
+mod float;
+#[path = "../../tests/kernels/checks/lds.rs"]
+mod lds;
+#[path = "../../tests/kernels/checks/private.rs"]
+mod private;
+
+use shader_support::{
+    Arg, INEXPRESSIBLE, NOT_IN_THE_SHARED_CHECKS, for_each_build, for_each_built, kernels_bin,
+};
+
+/// The lists of skipped kernels name real corpus kernels (a renamed kernel must not stay
+/// skipped by a stale entry), and say why.
+#[test]
+fn every_skipped_kernel_exists_and_has_a_reason() {
+    for (kernel, reason) in INEXPRESSIBLE.iter().chain(NOT_IN_THE_SHARED_CHECKS) {
+        for target in ["gfx90a", "gfx942"] {
+            let path = kernels_bin().join(target).join(format!("{kernel}.co5"));
+            assert!(path.exists(), "{}: listed but not built", path.display());
+        }
+        assert!(reason.len() > 20, "{kernel}: say why");
+    }
+}
+
+/// `empty` (every build, V4 included) over a one-item grid and a 4096-item one.
+#[test]
+fn empty_kernel_for_big_and_small_grids() {
+    for_each_built("empty", |gpu, v| {
+        let co = gpu.load(&format!("empty.{v}"));
+        gpu.run(&co, "empty", [1, 1, 1], [1, 1, 1], &[]);
+        gpu.run(&co, "empty", [4096, 1, 1], [256, 1, 1], &[]);
+    });
+}
+
+/// `oob_store` then `oob_load` with valid buffers round-trip `value + i` (their source's
+/// control case).
+#[test]
+fn oob_kernels_round_trip_with_valid_buffers() {
+    for_each_build(|gpu, v| {
+        let co = gpu.load(&format!("oob_store.{v}"));
+        let (p, out) = (gpu.buffer(64 * 4), gpu.buffer(64 * 4));
+        gpu.run(
+            &co,
+            "oob_store",
+            [64, 1, 1],
+            [64, 1, 1],
+            &[Arg::Ptr(p.va), Arg::U32(1000)],
+        );
+        gpu.run(
+            &co,
+            "oob_load",
+            [64, 1, 1],
+            [64, 1, 1],
+            &[Arg::Ptr(p.va), Arg::Ptr(out.va)],
+        );
+        let want: Vec<u32> = (1000..1064).collect();
+        assert_eq!(p.u32s(), want, "{} {v}", gpu.dir());
+        assert_eq!(out.u32s(), want, "{} {v}", gpu.dir());
+    });
+}
+
+/// `implicit_args` derives the launch geometry from the V5/V6 hidden block the binary filled
+/// (the reference of its source: grid 200, work-group 64).
+#[test]
+fn implicit_args_derives_the_geometry_the_command_line_asked_for() {
+    for_each_build(|gpu, v| {
+        let co = gpu.load(&format!("implicit_args.{v}"));
+        let (dump, derived) = (gpu.buffer(64 * 4), gpu.buffer(4 * 4 * 4));
+        gpu.run(
+            &co,
+            "implicit_args",
+            [200, 1, 1],
+            [64, 1, 1],
+            &[Arg::Ptr(dump.va), Arg::Ptr(derived.va)],
+        );
+        let want: Vec<u32> = [64, 64, 64, 8]
+            .iter()
+            .flat_map(|&size| [4, 200, size, 1])
+            .collect();
+        assert_eq!(derived.u32s(), want, "{} {v}", gpu.dir());
+        // Block count x, group size x and remainder x as the kernel saw them.
+        let h = dump.u32s();
+        assert_eq!(
+            [h[0], h[3] & 0xffff, h[4] >> 16],
+            [3, 64, 8],
+            "{} {v}",
+            gpu.dir()
+        );
+    });
+}
+
+/// `dispatch_ptr` copies the packet it was dispatched with and numbers a 3-D grid from the
+/// packet's sizes.
+#[test]
+fn dispatch_ptr_sees_the_packet_of_the_command_line_geometry() {
+    for_each_built("dispatch_ptr", |gpu, v| {
+        let co = gpu.load(&format!("dispatch_ptr.{v}"));
+        let (grid, wg) = ([64u32, 4, 2], [16u32, 2, 1]);
+        let n = (grid[0] * grid[1] * grid[2]) as usize;
+        let (pkt, ids) = (gpu.buffer(16 * 4), gpu.buffer(n * 4));
+        gpu.run(
+            &co,
+            "dispatch_ptr",
+            grid,
+            wg,
+            &[Arg::Ptr(pkt.va), Arg::Ptr(ids.va)],
+        );
+        let p = pkt.u32s();
+        let what = format!("{} {v}", gpu.dir());
+        assert_eq!(p[0] >> 16, 3, "{what}: setup = 3 dimensions");
+        assert_eq!([p[1], p[2] & 0xffff], [16 | 2 << 16, 1], "{what}");
+        assert_eq!(p[3..6], grid, "{what}");
+        assert_eq!(ids.u32s(), (0..n as u32).collect::<Vec<_>>(), "{what}");
+    });
+}
+
+/// `timing`: the clocks only move forward across the sleep loop.
+#[test]
+fn timing_clocks_move_forward() {
+    for_each_build(|gpu, v| {
+        let co = gpu.load(&format!("timing.{v}"));
+        let out = gpu.buffer(64 * 4 * 8);
+        gpu.run(
+            &co,
+            "timing",
+            [64, 1, 1],
+            [64, 1, 1],
+            &[Arg::Ptr(out.va), Arg::U32(4)],
+        );
+        for (i, o) in out.u64s().chunks(4).enumerate() {
+            assert!(o[1] > o[0], "{} {v} item {i}: clock {o:?}", gpu.dir());
+            assert!(o[3] >= o[2], "{} {v} item {i}: realtime {o:?}", gpu.dir());
+        }
+    });
+}
