@@ -130,6 +130,67 @@ fn v5_and_v6_hidden_arguments_read_back_by_the_kernel() {
     }
 }
 
+/// `implicit_args_v4` reads the code object V4 hidden block (56 bytes: global offsets x/y/z,
+/// then the printf-or-hostcall buffer, default queue, completion action and multigrid sync
+/// argument, all 0 here) and adds the offsets to its global ids. V4 has no block counts, group
+/// sizes, remainders or grid dims in the block: the kernel takes its local size from the
+/// dispatch packet, which the partial work-groups of this 3-D grid check.
+#[test]
+fn v4_hidden_arguments_read_back_by_the_kernel() {
+    let (_machine, device) = device();
+    let gpu = gpu(&device);
+    let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
+    let (_code, kernel) = kernel(
+        &device,
+        &gpu,
+        "gfx90a",
+        "implicit_args_v4.co4",
+        "implicit_args_v4",
+    );
+    let (grid, group) = ([20u32, 3, 2], [8u32, 2, 1]);
+    let offset = [5u64, 7, 0x1_0000_0009];
+    let items = (grid[0] * grid[1] * grid[2]) as usize;
+    let dump = zeroed(&device, &gpu, 14 * 4);
+    let ids = zeroed(&device, &gpu, items * 4 * 4);
+    // A canary: the kernel must write every dump word (the zeros below are its, not ours).
+    dump.fill(0xa5).unwrap();
+    queue
+        .launch(
+            &kernel,
+            &Geometry::d3(grid, group).with_global_offset(offset),
+            &[Arg::ptr(dump.gpu_address()), Arg::ptr(ids.gpu_address())],
+        )
+        .unwrap()
+        .wait(WAIT)
+        .unwrap();
+    let h: Vec<u8> = dump.to_vec().unwrap();
+    assert_eq!(
+        [u64_at(&h, 0), u64_at(&h, 8), u64_at(&h, 16)],
+        offset,
+        "global offsets at +0, +8, +16"
+    );
+    assert!(
+        h[24..].iter().all(|&b| b == 0),
+        "services at +24..+56: {h:?}"
+    );
+    let got: Vec<u32> = ids.to_vec().unwrap();
+    for z in 0..grid[2] {
+        for y in 0..grid[1] {
+            for x in 0..grid[0] {
+                let f = ((z * grid[1] + y) * grid[0] + x) as usize;
+                let local_x = (grid[0] - x / group[0] * group[0]).min(group[0]);
+                let want = [
+                    x + offset[0] as u32,
+                    y + offset[1] as u32,
+                    z + offset[2] as u32,
+                    local_x,
+                ];
+                assert_eq!(got[4 * f..4 * f + 4], want, "item ({x},{y},{z})");
+            }
+        }
+    }
+}
+
 /// `dispatch_ptr` copies the packet the CP executed and computes ids from its sizes (in V4
 /// the work-group sizes come from the packet, not from hidden arguments).
 #[test]

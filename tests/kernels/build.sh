@@ -172,6 +172,7 @@ CL_KERNELS=$(cd src && ls -1 ./*.cl | sed 's|^\./||; s|\.cl$||' | sort)
 kernel_targets() {
     local k=$1 t
     case "$k" in
+    implicit_args_v4) echo "gfx90a 4"; return ;;
     preload)
         for t in $PRELOAD_V5_TARGETS; do echo "$t 5"; done
         for t in $PRELOAD_V6_TARGETS; do echo "$t 6"; done
