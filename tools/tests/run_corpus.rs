@@ -23,7 +23,8 @@ mod lds;
 mod private;
 
 use shader_support::{
-    Arg, INEXPRESSIBLE, NOT_IN_THE_SHARED_CHECKS, for_each_build, for_each_built, kernels_bin,
+    Arg, Gpu, INEXPRESSIBLE, NOT_IN_THE_SHARED_CHECKS, Target, for_each_build, for_each_built,
+    kernels_bin,
 };
 
 /// The lists of skipped kernels name real corpus kernels (a renamed kernel must not stay
@@ -104,6 +105,38 @@ fn implicit_args_derives_the_geometry_the_command_line_asked_for() {
             gpu.dir()
         );
     });
+}
+
+/// `implicit_args_v4` (gfx90a, code object V4 only): the V4 hidden block the binary filled
+/// reads as zero (the command line sets no global offset) and the local sizes come from the
+/// packet, partial groups included.
+#[test]
+fn implicit_args_v4_reads_a_zero_block_and_packet_sizes() {
+    let gpu = Gpu::new(Target::Gfx90a);
+    let co = gpu.load("implicit_args_v4.co4");
+    let (grid, group) = ([20u32, 3, 2], [8u32, 2, 1]);
+    let items = (grid[0] * grid[1] * grid[2]) as usize;
+    let (dump, ids) = (gpu.buffer(14 * 4), gpu.buffer(items * 16));
+    dump.fill(0xa5);
+    gpu.run(
+        &co,
+        "implicit_args_v4",
+        grid,
+        group,
+        &[Arg::Ptr(dump.va), Arg::Ptr(ids.va)],
+    );
+    assert_eq!(dump.u32s(), [0; 14]);
+    let got = ids.u32s();
+    let mut f = 0;
+    for z in 0..grid[2] {
+        for y in 0..grid[1] {
+            for x in 0..grid[0] {
+                let local_x = (grid[0] - x / group[0] * group[0]).min(group[0]);
+                assert_eq!(got[4 * f..4 * f + 4], [x, y, z, local_x], "({x},{y},{z})");
+                f += 1;
+            }
+        }
+    }
 }
 
 /// `dispatch_ptr` copies the packet it was dispatched with and numbers a 3-D grid from the
