@@ -142,6 +142,48 @@ fn same_f32(got: u32, want: f32) -> bool {
     }
 }
 
+/// `valu_loop` (the kernel `aqueduct bench` measures VALU throughput with): the reference of
+/// its source, each f32 operation rounded once.
+fn valu_loop_reference(i: u32, iters: u32) -> u32 {
+    let (mut a, mut d, mut e, mut f) = (i as f32, 0.0f32, 1.0f32, 0.0f32);
+    let (mut u, mut x, mut s) = (i, 0u32, 1u32);
+    for _ in 0..iters {
+        a = a.mul_add(1.000_000_1, 0.5);
+        d = a * 0.999;
+        e = a.mul_add(d, e);
+        f = (f + d).max(e);
+        u = u.wrapping_add(i);
+        x ^= u;
+        s = s << 1 | (x & 1);
+    }
+    (a + e + f).to_bits() ^ x ^ s
+}
+
+#[test]
+fn valu_loop_matches_the_cpu() {
+    for_each_build(|gpu, v| {
+        let co = gpu.load(&format!("valu_loop.{v}"));
+        let (n, iters) = (256u32, 50u32);
+        let out = gpu.buffer(n as usize * 4);
+        gpu.run(
+            &co,
+            "valu_loop",
+            grid1(n, 64),
+            [64, 1, 1],
+            &[Arg::Ptr(out.va), Arg::U32(iters)],
+        );
+        let got = out.u32s();
+        for i in 0..n {
+            assert_eq!(
+                got[i as usize],
+                valu_loop_reference(i, iters),
+                "{} {v}: item {i}",
+                gpu.dir()
+            );
+        }
+    });
+}
+
 #[test]
 fn saxpy_is_one_fma() {
     for_each_built("saxpy", |gpu, v| {
