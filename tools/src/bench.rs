@@ -4,11 +4,17 @@
 //! The paths are the library's public calls, timed from the host; nothing here is logic a
 //! library user would need.
 
+mod host;
+mod report;
+
 use std::time::{Duration, Instant};
 
 use aqueduct::{
     Arg, Condition, Device, Geometry, LoadOptions, MemoryLocation, MemoryOrder, QueueOptions,
 };
+
+pub use report::Format;
+use report::{Figure, Run};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -34,26 +40,28 @@ const VECTOR_ADD: [(&str, &[u8]); 2] = [
         include_bytes!("../../tests/kernels/bin/gfx942/vector_add.co5"),
     ),
 ];
+/// The VALU-heavy loop (`tests/kernels/src/valu_loop.cl`) for the shader-throughput path.
+const VALU_LOOP: [(&str, &[u8]); 2] = [
+    (
+        "gfx90a",
+        include_bytes!("../../tests/kernels/bin/gfx90a/valu_loop.co5"),
+    ),
+    (
+        "gfx942",
+        include_bytes!("../../tests/kernels/bin/gfx942/valu_loop.co5"),
+    ),
+];
+/// VALU instructions per iteration of `valu_loop`'s loop in the `.co5` builds above
+/// (`tools/tests/bench.rs` counts them in the committed disassembly).
+pub const VALU_PER_ITERATION: u64 = 9;
+/// Loop iterations per lane of one `valu_loop` launch.
+const VALU_ITERATIONS: u32 = 20_000;
+/// Lanes of one `valu_loop` launch: one wave64, so one shader worker runs it.
+const VALU_LANES: u32 = 64;
 const WAIT: Option<Duration> = Some(Duration::from_secs(30));
 
-/// One measured path.
-struct Figure {
-    name: &'static str,
-    unit: &'static str,
-    samples: Vec<f64>,
-    note: String,
-}
-
-impl Figure {
-    fn percentile(&self, p: f64) -> f64 {
-        let mut sorted = self.samples.clone();
-        sorted.sort_by(f64::total_cmp);
-        let index = ((sorted.len() - 1) as f64 * p).round() as usize;
-        sorted[index]
-    }
-}
-
-pub fn run(iterations: usize, json: bool) -> Result<(), Error> {
+/// Measure every path `iterations` times (at least 10) and print the figures.
+pub fn run(iterations: usize, format: Format) -> Result<(), Error> {
     let iterations = iterations.max(10);
     let device = Device::open()?;
     let gpu = device.gpus()?[0].clone();
@@ -67,7 +75,8 @@ pub fn run(iterations: usize, json: bool) -> Result<(), Error> {
                 format!("no built-in benchmark kernels for {processor} (gfx90a, gfx942)")
             })
     };
-    let (empty_code, vector_add_code) = (pick(&EMPTY)?, pick(&VECTOR_ADD)?);
+    let (empty_code, vector_add_code, valu_code) =
+        (pick(&EMPTY)?, pick(&VECTOR_ADD)?, pick(&VALU_LOOP)?);
     let mut figures = Vec::new();
 
     progress("dispatch → completion, empty kernel");
@@ -99,14 +108,18 @@ pub fn run(iterations: usize, json: bool) -> Result<(), Error> {
         sleep.push(micros(started.elapsed()));
     }
     figures.push(Figure {
+        id: "dispatch_spin",
         name: "dispatch → completion, empty kernel, host spinning",
         unit: "µs",
+        goal: "≤ 10 µs median (simulator)",
         samples: spin,
         note: "Launch::is_complete in a loop".into(),
     });
     figures.push(Figure {
+        id: "dispatch_event_wait",
         name: "dispatch → completion, empty kernel, waiting on a signal",
         unit: "µs",
+        goal: "report; no busy-wait",
         samples: sleep,
         note: format!(
             "Queue::wait: spins {:?}, then sleeps on the signal's event",
@@ -134,8 +147,10 @@ pub fn run(iterations: usize, json: bool) -> Result<(), Error> {
         rates.push(batch as f64 / started.elapsed().as_secs_f64() / 1e6);
     }
     figures.push(Figure {
+        id: "packets_batched",
         name: "packets through one queue, batches of 4096 barrier-AND packets",
         unit: "M/s",
+        goal: "≥ 1 M/s (simulator)",
         samples: rates,
         note: "submit all, then Queue::finish".into(),
     });
@@ -150,8 +165,10 @@ pub fn run(iterations: usize, json: bool) -> Result<(), Error> {
         loads.push(vector_add_code.len() as f64 / elapsed.as_secs_f64() / 1e6);
     }
     figures.push(Figure {
+        id: "load",
         name: "load vector_add (parse, validate, upload, relocate, map)",
         unit: "MB/s",
+        goal: "≥ 1000 MB/s",
         samples: loads,
         note: format!(
             "{} bytes of code object, a private load each time",
@@ -190,13 +207,49 @@ pub fn run(iterations: usize, json: bool) -> Result<(), Error> {
     }
     if !kernel_times.is_empty() {
         figures.push(Figure {
+            id: "vector_add_gpu_time",
             name: "vector_add of 65536 integers, GPU time",
             unit: "µs",
+            goal: "report",
             samples: kernel_times,
             note: "profiling timestamps".into(),
         });
     }
-    drop((queue, big, profiled, executable, buffers));
+
+    progress("shader throughput, VALU-heavy kernel");
+    let valu = device.load_code_object(&gpu, valu_code)?;
+    let valu_loop = valu.kernel("valu_loop")?;
+    let out = device.alloc(&gpu, MemoryLocation::Device, 4 * VALU_LANES as usize)?;
+    let lane_ops = u64::from(VALU_LANES) * u64::from(VALU_ITERATIONS) * VALU_PER_ITERATION;
+    let mut throughput = Vec::new();
+    for _ in 0..(iterations / 10).max(3) {
+        let done = profiled
+            .launch(
+                &valu_loop,
+                &Geometry::d1(VALU_LANES, VALU_LANES),
+                &[Arg::ptr(out.gpu_address()), Arg::u32(VALU_ITERATIONS)],
+            )?
+            .wait(WAIT)?;
+        if let Some(time) = done.gpu_time.filter(|t| !t.is_zero()) {
+            #[allow(clippy::cast_precision_loss, reason = "a figure, not a count")]
+            throughput.push(lane_ops as f64 / time.as_secs_f64() / 1e6);
+        }
+    }
+    if !throughput.is_empty() {
+        figures.push(Figure {
+            id: "valu_lane_ops",
+            name: "shader throughput, VALU-heavy kernel (one wave64)",
+            unit: "M lane-ops/s",
+            goal: "≥ 100 M lane-ops/s per core (simulator)",
+            samples: throughput,
+            note: format!(
+                "valu_loop: {VALU_LANES} lanes × {VALU_ITERATIONS} iterations × \
+                 {VALU_PER_ITERATION} VALU instructions over the kernel's GPU time; one wave \
+                 runs on one simulator worker"
+            ),
+        });
+    }
+    drop((queue, big, profiled, executable, buffers, valu, out));
 
     progress("device open → close");
     drop(device);
@@ -207,11 +260,19 @@ pub fn run(iterations: usize, json: bool) -> Result<(), Error> {
         device.shutdown()?;
         cycles.push(micros(started.elapsed()));
     }
+    let tenth = (cycles.len() / 10).max(1);
+    let early = median(&cycles[..tenth]);
+    let late = median(&cycles[cycles.len() - tenth..]);
     figures.push(Figure {
+        id: "open_close",
         name: "device open → close (full teardown)",
         unit: "µs",
+        goal: "≤ 2 ms median; no growth",
         samples: cycles,
-        note: "Device::open then shutdown".into(),
+        note: format!(
+            "Device::open then shutdown; median of the first tenth {early:.0} µs, of the last \
+             tenth {late:.0} µs"
+        ),
     });
 
     let device = Device::open()?;
@@ -225,21 +286,27 @@ pub fn run(iterations: usize, json: bool) -> Result<(), Error> {
         stores.push(micros(started.elapsed()));
     }
     figures.push(Figure {
+        id: "signal_store_load",
         name: "interrupt signal store (with SET_EVENT) + load",
         unit: "µs",
+        goal: "report",
         samples: stores,
         note: "Signal::store wakes sleepers with one ioctl".into(),
     });
     let description = device.description().to_owned();
     let simulated = device.is_simulated();
     drop((signal, device));
-    report(
+    let host = host::Host::current();
+    report::print(
         &figures,
-        &description,
-        simulated,
-        &gpu.target_id.to_string(),
-        iterations,
-        json,
+        &Run {
+            device: &description,
+            simulated,
+            target: &gpu.target_id.to_string(),
+            iterations,
+            host: &host,
+        },
+        format,
     );
     Ok(())
 }
@@ -252,55 +319,9 @@ fn progress(what: &str) {
     eprintln!("aqueduct bench: {what}…");
 }
 
-fn report(
-    figures: &[Figure],
-    device: &str,
-    simulated: bool,
-    target: &str,
-    iterations: usize,
-    json: bool,
-) {
-    if json {
-        let rows: Vec<serde_json::Value> = figures
-            .iter()
-            .map(|f| {
-                serde_json::json!({
-                    "name": f.name,
-                    "unit": f.unit,
-                    "samples": f.samples.len(),
-                    "median": f.percentile(0.5),
-                    "p10": f.percentile(0.1),
-                    "p90": f.percentile(0.9),
-                    "min": f.percentile(0.0),
-                    "max": f.percentile(1.0),
-                    "note": f.note,
-                })
-            })
-            .collect();
-        let report = serde_json::json!({
-            "schema": 1,
-            "device": device,
-            "simulated": simulated,
-            "target": target,
-            "iterations": iterations,
-            "figures": rows,
-        });
-        println!("{report}");
-        return;
-    }
-    println!("{device} ({target}), {iterations} iterations");
-    println!(
-        "{:<64} {:>12} {:>12} {:>12}  unit",
-        "path", "median", "p10", "p90"
-    );
-    for f in figures {
-        println!(
-            "{:<64} {:>12.2} {:>12.2} {:>12.2}  {}",
-            f.name,
-            f.percentile(0.5),
-            f.percentile(0.1),
-            f.percentile(0.9),
-            f.unit
-        );
-    }
+/// The median of `samples` (not empty).
+fn median(samples: &[f64]) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
 }

@@ -38,8 +38,9 @@ enum Command {
         json: bool,
     },
     /// Measure whole paths on the current device: dispatch → completion (spinning and
-    /// waiting), packets per second, loading an executable, a kernel's GPU time, device
-    /// open → close, signal updates. Medians and percentiles; progress on stderr.
+    /// waiting), packets per second, loading an executable, a kernel's GPU time, VALU
+    /// throughput, device open → close, signal updates. Medians and percentiles; progress on
+    /// stderr.
     ///
     /// Example: aqueduct bench --iterations 200 --json
     #[command(verbatim_doc_comment)]
@@ -50,6 +51,10 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Print markdown rows for the README's figure table (with the machine and the
+        /// command); `scripts/figures.sh` runs this on a release build.
+        #[arg(long, conflicts_with = "json")]
+        markdown: bool,
     },
     /// Launch one kernel of a code object (or of the matching entry of a bundle) and wait.
     ///
@@ -66,7 +71,18 @@ fn main() -> ExitCode {
         Command::Info { json: false } => info::run(),
         Command::Info { json: true } => info::run_json(),
         Command::Inspect { file, json } => inspect::run(&file, json),
-        Command::Bench { iterations, json } => bench::run(iterations, json),
+        Command::Bench {
+            iterations,
+            json,
+            markdown,
+        } => bench::run(
+            iterations,
+            match (json, markdown) {
+                (true, _) => bench::Format::Json,
+                (_, true) => bench::Format::Markdown,
+                _ => bench::Format::Table,
+            },
+        ),
         Command::Run(request) => run::run(&request),
     };
     match result {

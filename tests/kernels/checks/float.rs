@@ -145,11 +145,11 @@ fn same_f32(got: u32, want: f32) -> bool {
 /// `valu_loop` (the kernel `aqueduct bench` measures VALU throughput with): the reference of
 /// its source, each f32 operation rounded once.
 fn valu_loop_reference(i: u32, iters: u32) -> u32 {
-    let (mut a, mut d, mut e, mut f) = (i as f32, 0.0f32, 1.0f32, 0.0f32);
+    let (mut a, mut e, mut f) = (i as f32, 1.0f32, 0.0f32);
     let (mut u, mut x, mut s) = (i, 0u32, 1u32);
     for _ in 0..iters {
         a = a.mul_add(1.000_000_1, 0.5);
-        d = a * 0.999;
+        let d = a * 0.999;
         e = a.mul_add(d, e);
         f = (f + d).max(e);
         u = u.wrapping_add(i);
