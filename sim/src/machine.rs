@@ -218,6 +218,31 @@ impl Machine {
             .map_or(0, |p| p.sleeping_waiters(event_id))
     }
 
+    /// Look at the doorbells of every queue of the calling process (of every process, in the
+    /// process that built the machine) and wake the command processors whose doorbell was
+    /// stored to since the last look. Returns how many were woken.
+    ///
+    /// The in-process way in tells the simulator of each doorbell store
+    /// ([`kfd::Sys::notify_doorbell`]); a program served through the LD_PRELOAD interposer only
+    /// stores to the mapped doorbell, as on hardware, and the interposer calls this from a
+    /// polling thread instead.
+    pub fn poll_doorbells(&self) -> usize {
+        let mut woken = 0;
+        for process in self.inner.touchable_processes() {
+            if process.has_exited() {
+                continue;
+            }
+            let slices: Vec<_> = process
+                .state()
+                .pdds
+                .iter()
+                .filter_map(|pdd| pdd.doorbells.clone())
+                .collect();
+            woken += slices.iter().map(|slice| slice.poll()).sum::<usize>();
+        }
+        woken
+    }
+
     /// Simulate process `pid` exiting (its mm going away): everything the kernel frees at mm
     /// release is freed, its `/dev/kfd` files answer EBADF, and the next open of `/dev/kfd` by
     /// that pid creates a fresh KFD process (as after `exec`).
