@@ -50,7 +50,9 @@ pub(crate) struct FdTable {
 impl FdTable {
     fn lock(&self) -> MutexGuard<'_, HashMap<RawFd, Arc<Description>>> {
         // Inserts and removes cannot leave the map inconsistent.
-        self.by_number.lock().unwrap_or_else(PoisonError::into_inner)
+        self.by_number
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Record `fd`, just opened on `device`. `None` if its identity cannot be read (then the

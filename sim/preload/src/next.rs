@@ -56,9 +56,8 @@ pub(crate) static OPEN64: Next<unsafe extern "C" fn(*const c_char, c_int, ...) -
     Next::new(c"open64");
 pub(crate) static OPENAT: Next<unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int> =
     Next::new(c"openat");
-pub(crate) static OPENAT64: Next<
-    unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int,
-> = Next::new(c"openat64");
+pub(crate) static OPENAT64: Next<unsafe extern "C" fn(c_int, *const c_char, c_int, ...) -> c_int> =
+    Next::new(c"openat64");
 pub(crate) static CLOSE: Next<unsafe extern "C" fn(c_int) -> c_int> = Next::new(c"close");
 pub(crate) static IOCTL: Next<unsafe extern "C" fn(c_int, c_ulong, ...) -> c_int> =
     Next::new(c"ioctl");
@@ -112,9 +111,7 @@ pub(crate) static FOPEN64: Next<
 > = Next::new(c"fopen64");
 pub(crate) static OPENDIR: Next<unsafe extern "C" fn(*const c_char) -> *mut libc::DIR> =
     Next::new(c"opendir");
-pub(crate) static READLINK: Next<
-    unsafe extern "C" fn(*const c_char, *mut c_char, usize) -> isize,
-> = Next::new(c"readlink");
-pub(crate) static REALPATH: Next<
-    unsafe extern "C" fn(*const c_char, *mut c_char) -> *mut c_char,
-> = Next::new(c"realpath");
+pub(crate) static READLINK: Next<unsafe extern "C" fn(*const c_char, *mut c_char, usize) -> isize> =
+    Next::new(c"readlink");
+pub(crate) static REALPATH: Next<unsafe extern "C" fn(*const c_char, *mut c_char) -> *mut c_char> =
+    Next::new(c"realpath");

@@ -24,9 +24,10 @@ pub(super) fn device_path(device: Device) -> String {
 pub(super) fn open_device(device: Device, flags: c_int) -> Result<c_int, Errno> {
     let simulator = simulator::get()?;
     let _inside = guard::enter();
-    let fd = simulator
-        .machine
-        .open(Path::new(&device_path(device)), OFlag::from_bits_retain(flags))?;
+    let fd = simulator.machine.open(
+        Path::new(&device_path(device)),
+        OFlag::from_bits_retain(flags),
+    )?;
     if simulator.fds.opened(fd, device).is_none() {
         let _ = simulator.machine.close(fd);
         return Err(Errno::EMFILE);

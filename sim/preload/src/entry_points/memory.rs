@@ -101,7 +101,8 @@ pub unsafe extern "C" fn munmap(addr: *mut c_void, len: usize) -> c_int {
     {
         let _inside = guard::enter();
         // SAFETY: the caller's contract is the `Sys::munmap` contract.
-        return unsafe { simulator.machine.munmap(start, len) }.map_or_else(|e| fail(e, -1), |()| 0);
+        return unsafe { simulator.machine.munmap(start, len) }
+            .map_or_else(|e| fail(e, -1), |()| 0);
     }
     // SAFETY: forwarded under the caller's contract.
     unsafe { next::MUNMAP.get()(addr, len) }

@@ -201,7 +201,8 @@ pub unsafe extern "C" fn fstat64(fd: c_int, buf: *mut libc::stat64) -> c_int {
 /// `path` is null or NUL-terminated.
 unsafe fn about_the_fd(path: *const c_char, flags: c_int) -> bool {
     // SAFETY: the caller's contract.
-    flags & libc::AT_EMPTY_PATH != 0 && unsafe { path_arg(path) }.is_some_and(|p| p.is_empty())
+    flags & libc::AT_EMPTY_PATH != 0
+        && unsafe { path_arg(path) }.is_some_and(std::ffi::CStr::is_empty)
 }
 
 /// `fstatat(2)` (`newfstatat`).
