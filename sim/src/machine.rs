@@ -88,6 +88,8 @@ pub struct GpuInfo {
     pub queue_buffers: crate::driver::cwsr::QueueBufferSizes,
     /// Queues one process may create on this GPU.
     pub max_queues_per_process: u32,
+    /// PCI revision id.
+    pub pci_revision: u32,
 }
 
 impl Machine {
@@ -167,6 +169,7 @@ impl Machine {
                 vram_bytes: d.config.vram_bytes,
                 queue_buffers: d.sizes,
                 max_queues_per_process: d.max_queues_per_process,
+                pci_revision: d.config.pci_revision,
             })
             .collect()
     }

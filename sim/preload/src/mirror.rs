@@ -11,7 +11,7 @@ use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use amdgpu_sim::{GpuInfo, Machine};
+use amdgpu_sim::{Machine, TOPOLOGY_ROOT};
 use kfd::Sys;
 
 /// The KFD class device directory every topology path is under.
@@ -33,6 +33,60 @@ fn write(path: &Path, text: impl AsRef<[u8]>) -> io::Result<()> {
         std::fs::create_dir_all(parent)?;
     }
     std::fs::write(path, text)
+}
+
+/// What the render node's sysfs needs of a GPU node, from its topology `properties`.
+#[derive(Debug, Default)]
+struct GpuNode {
+    render_minor: u32,
+    vendor_id: u32,
+    device_id: u32,
+    location_id: u32,
+    domain: u32,
+    revision: u32,
+}
+
+impl GpuNode {
+    /// The GPU nodes of `machine`'s topology.
+    fn all(machine: &Machine) -> io::Result<Vec<Self>> {
+        let nodes = Path::new(TOPOLOGY_ROOT).join("nodes");
+        let mut gpus = Vec::new();
+        for name in machine.read_dir(&nodes).map_err(io::Error::from)? {
+            let text = machine
+                .read_file(&nodes.join(&name).join("properties"))
+                .map_err(io::Error::from)?;
+            let mut node = Self::default();
+            let mut is_gpu = false;
+            for line in String::from_utf8_lossy(&text).lines() {
+                let Some((key, value)) = line.split_once(' ') else {
+                    continue;
+                };
+                let value: u64 = value.trim().parse().unwrap_or(0);
+                let field = match key {
+                    "drm_render_minor" => &mut node.render_minor,
+                    "vendor_id" => &mut node.vendor_id,
+                    "device_id" => &mut node.device_id,
+                    "location_id" => &mut node.location_id,
+                    "domain" => &mut node.domain,
+                    "simd_count" => {
+                        is_gpu = value > 0;
+                        continue;
+                    }
+                    _ => continue,
+                };
+                *field = value as u32;
+            }
+            if is_gpu {
+                node.revision = machine
+                    .gpus()
+                    .iter()
+                    .find(|gpu| gpu.render_minor == node.render_minor)
+                    .map_or(0, |gpu| gpu.pci_revision);
+                gpus.push(node);
+            }
+        }
+        Ok(gpus)
+    }
 }
 
 impl Mirror {
@@ -67,25 +121,94 @@ impl Mirror {
         let class = self.at("/sys/class/kfd");
         std::fs::create_dir_all(&class)?;
         std::os::unix::fs::symlink("../../devices/virtual/kfd/kfd", class.join("kfd"))?;
-        std::fs::create_dir_all(self.at("/sys/module/amdgpu/parameters"))?;
+        self.add_module()?;
         std::fs::create_dir_all(self.at("/dev/dri"))?;
         std::fs::create_dir_all(self.at("/sys/class/drm"))?;
-        for gpu in machine.gpus() {
+        std::fs::create_dir_all(self.at("/sys/dev/char"))?;
+        for gpu in GpuNode::all(machine)? {
             self.add_render_node(&gpu)?;
         }
         Ok(())
     }
 
-    /// The render node in `/dev/dri` (an empty placeholder: listing the directory shows it;
-    /// opening and `stat` of the device path never reach it) and its DRM class directory.
-    fn add_render_node(&self, gpu: &GpuInfo) -> io::Result<()> {
+    /// The amdgpu module, loaded: its `/sys/module` directory and its line in `/proc/modules`
+    /// after the host's (what `lsmod` and libkmod read). The size is a plausible figure for
+    /// amdgpu with KFD (unsure; nothing should depend on it).
+    fn add_module(&self) -> io::Result<()> {
+        const CORE_SIZE: u32 = 15_007_744;
+        let module = self.at("/sys/module/amdgpu");
+        std::fs::create_dir_all(module.join("parameters"))?;
+        std::fs::create_dir_all(module.join("holders"))?;
+        write(&module.join("initstate"), "live\n")?;
+        write(&module.join("refcnt"), "0\n")?;
+        write(&module.join("coresize"), format!("{CORE_SIZE}\n"))?;
+        let mut modules = std::fs::read("/proc/modules").unwrap_or_default();
+        let has_amdgpu = modules
+            .split(|&b| b == b'\n')
+            .any(|line| line.starts_with(b"amdgpu "));
+        if !has_amdgpu {
+            modules.extend_from_slice(
+                format!("amdgpu {CORE_SIZE} 0 - Live 0x0000000000000000\n").as_bytes(),
+            );
+        }
+        write(&self.at("/proc/modules"), modules)
+    }
+
+    /// A GPU's render node: its placeholder in `/dev/dri` (listing the directory shows it;
+    /// opening and `stat` of the device path never reach it), and its sysfs as amdgpu makes
+    /// it: the PCI device directory with the DRM minor below it, reached through
+    /// `/sys/dev/char/226:<minor>` and `/sys/class/drm/renderD<minor>` (libdrm finds DRM
+    /// devices by `/sys/dev/char/<major>:<minor>/device/drm`, and the bus through the
+    /// device's `subsystem` link).
+    fn add_render_node(&self, gpu: &GpuNode) -> io::Result<()> {
         let minor = gpu.render_minor;
         write(&self.at(&format!("/dev/dri/renderD{minor}")), "")?;
-        let class = self.at(&format!("/sys/class/drm/renderD{minor}"));
-        write(&class.join("dev"), format!("{DRM_MAJOR}:{minor}\n"))?;
+        let slot = format!(
+            "{:04x}:{:02x}:{:02x}.{:x}",
+            gpu.domain,
+            (gpu.location_id >> 8) & 0xFF,
+            (gpu.location_id >> 3) & 0x1F,
+            gpu.location_id & 0x7
+        );
+        let device_dir = format!("/sys/devices/pci{:04x}:00/{slot}", gpu.domain);
+        let device = self.at(&device_dir);
+        // The board's subsystem ids are not in the topology: AMD's own vendor id and 0
+        // (unsure; nothing in a KFD stack reads them).
+        for (name, text) in [
+            ("vendor", format!("{:#06x}\n", gpu.vendor_id)),
+            ("device", format!("{:#06x}\n", gpu.device_id)),
+            ("subsystem_vendor", format!("{:#06x}\n", gpu.vendor_id)),
+            ("subsystem_device", "0x0000\n".to_owned()),
+            ("revision", format!("{:#04x}\n", gpu.revision)),
+            ("class", "0x038000\n".to_owned()),
+            (
+                "uevent",
+                format!(
+                    "DRIVER=amdgpu\nPCI_CLASS=38000\nPCI_ID={:04X}:{:04X}\nPCI_SUBSYS_ID={:04X}:0000\nPCI_SLOT_NAME={slot}\n",
+                    gpu.vendor_id, gpu.device_id, gpu.vendor_id
+                ),
+            ),
+        ] {
+            write(&device.join(name), text)?;
+        }
+        std::os::unix::fs::symlink("../../../bus/pci", device.join("subsystem"))?;
+        let render = device.join(format!("drm/renderD{minor}"));
+        write(&render.join("dev"), format!("{DRM_MAJOR}:{minor}\n"))?;
         write(
-            &class.join("uevent"),
+            &render.join("uevent"),
             format!("MAJOR={DRM_MAJOR}\nMINOR={minor}\nDEVNAME=dri/renderD{minor}\n"),
+        )?;
+        std::os::unix::fs::symlink(format!("../../../{slot}"), render.join("device"))?;
+        let from_devices = format!("../..{device_dir}/drm/renderD{minor}");
+        let from_devices = from_devices.replacen("/sys", "", 1);
+        std::fs::create_dir_all(self.at("/sys/dev/char"))?;
+        std::os::unix::fs::symlink(
+            &from_devices,
+            self.at(&format!("/sys/dev/char/{DRM_MAJOR}:{minor}")),
+        )?;
+        std::os::unix::fs::symlink(
+            &from_devices,
+            self.at(&format!("/sys/class/drm/renderD{minor}")),
         )?;
         Ok(())
     }

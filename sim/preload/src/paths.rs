@@ -6,13 +6,19 @@ use std::ffi::CStr;
 /// Directories whose whole subtree the mirror serves (normalised, no trailing slash). On a
 /// machine without the GPU these do not exist; under the interposer they hold only what the
 /// simulated machine has.
-const MIRRORED: [&str; 5] = [
+const MIRRORED: [&str; 6] = [
     "/sys/devices/virtual/kfd",
     "/sys/class/kfd",
     "/sys/class/drm",
     "/sys/module/amdgpu",
     "/dev/dri",
+    // The loaded modules: the host's, and amdgpu.
+    "/proc/modules",
 ];
+
+/// Name prefixes (not whole directories) the mirror serves: the DRM character devices by
+/// number (major 226).
+const MIRRORED_NAMES: [&str; 1] = ["/sys/dev/char/226:"];
 
 /// What a path names.
 #[derive(Debug, PartialEq, Eq)]
@@ -62,10 +68,13 @@ fn normalise(path: &[u8]) -> Option<String> {
 /// most (anything not under `/dev` or `/sys`).
 pub(crate) fn classify(path: &CStr) -> Served {
     let bytes = path.to_bytes();
-    let maybe = bytes.starts_with(b"/dev") || bytes.starts_with(b"/sys") || {
-        // `/x/../dev/kfd` and `//dev/kfd` name the device too.
-        bytes.first() == Some(&b'/') && (bytes.windows(2).any(|w| w == b"/." || w == b"//"))
-    };
+    let maybe = bytes.starts_with(b"/dev")
+        || bytes.starts_with(b"/sys")
+        || bytes.starts_with(b"/proc/modules")
+        || {
+            // `/x/../dev/kfd` and `//dev/kfd` name the device too.
+            bytes.first() == Some(&b'/') && (bytes.windows(2).any(|w| w == b"/." || w == b"//"))
+        };
     if !maybe {
         return Served::Host;
     }
@@ -90,6 +99,7 @@ fn classify_normalised(path: String) -> Served {
         path.strip_prefix(root)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     });
+    let mirrored = mirrored || MIRRORED_NAMES.iter().any(|prefix| path.starts_with(prefix));
     if mirrored {
         Served::Mirrored(path)
     } else {
@@ -120,9 +130,18 @@ mod tests {
         assert_eq!(of(c"/dev/dri"), Served::Mirrored("/dev/dri".into()));
         assert_eq!(of(c"/dev/dri/"), Served::Mirrored("/dev/dri".into()));
         assert_eq!(of(c"/sys/class/drmx"), Served::Host);
+        assert_eq!(
+            of(c"/sys/dev/char/226:128/device/drm"),
+            Served::Mirrored("/sys/dev/char/226:128/device/drm".into())
+        );
+        assert_eq!(of(c"/sys/dev/char/1:3"), Served::Host);
         assert_eq!(of(c"/dev/null"), Served::Host);
         assert_eq!(of(c"/dev/kfd2"), Served::Host);
         assert_eq!(of(c"dev/kfd"), Served::Host);
         assert_eq!(of(c"/proc/self/maps"), Served::Host);
+        assert_eq!(
+            of(c"/proc/modules"),
+            Served::Mirrored("/proc/modules".into())
+        );
     }
 }
