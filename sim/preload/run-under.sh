@@ -3,7 +3,9 @@
 #
 #   sim/preload/run-under.sh PROGRAM [ARGS...]    any program (rocminfo, a C client, ...)
 #   sim/preload/run-under.sh --hardware-tests     aqueduct's hardware-gated tests, over the
-#                                                 real Linux backend, required to run (no skips)
+#                                                 real Linux backend, required to run (no skips),
+#                                                 then the C clients, rocminfo and ROCr
+#                                                 (sim/preload/tests/clients.rs)
 #
 # The interposer is built first, without LD_PRELOAD: cargo and rustc must never run under it.
 # AQUEDUCT_SIM_MACHINE picks the simulated machine (mi210 by default).
@@ -38,3 +40,8 @@ run() {
 run mi210 "$kfd_hardware" --skip hardware_peer_mappings
 run mi210-hive "$kfd_hardware"
 run mi210 "$launches"
+
+# C clients, rocminfo and a ROCr dispatch. The test preloads the interposer into the programs
+# it starts, never into cargo; required here, so a missing tool fails instead of skipping.
+echo "== C clients, rocminfo and ROCr under the interposer"
+AQUEDUCT_REQUIRE_HW=1 cargo test -q -p amdgpu-sim-preload --test clients
