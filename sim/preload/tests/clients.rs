@@ -146,6 +146,33 @@ fn rocr_loads_a_committed_code_object_and_dispatches_it() {
 }
 
 #[test]
+fn rocr_loaded_and_unloaded_as_a_plugin_initialises_every_round() {
+    let dir = match clients() {
+        Ok(dir) => dir,
+        Err(why) => return hardware::skip("hsa_reload", why),
+    };
+    let rounds = 4;
+    let mut command = Command::new(dir.join("hsa_reload"));
+    command.arg(rounds.to_string());
+    let output = run_on_simulator(command);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{stdout}");
+    assert!(stdout.contains("hsa_reload: ok"), "{}", describe(&output));
+    // Each round ran a fresh ROCr (its library left the process), which found the GPU and
+    // made a queue: libhsakmt stays loaded and keeps its render-node file, so the kernel's
+    // rules (one KFD process, ACQUIRE_VM with the same file) hold across rounds.
+    let fresh = stdout
+        .lines()
+        .filter(|line| {
+            line.contains("hsa_init 0, 1 GPU agent(s), queue 0, dlclose 0")
+                && line.contains("libhsa-runtime64 unmapped")
+        })
+        .count();
+    assert_eq!(fresh, rounds, "{}", describe(&output));
+}
+
+#[test]
 fn rocminfo_lists_the_simulated_cpu_and_gfx90a_agents() {
     if !Path::new("/usr/bin/rocminfo").exists() {
         return hardware::skip("rocminfo", "no /usr/bin/rocminfo (Debian package rocminfo)");
