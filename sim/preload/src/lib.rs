@@ -22,7 +22,8 @@
 //!   paths are rewritten to it, so every libc way of reading them works.
 //! - Doorbells are watched by a [thread](doorbells) standing in for the GPU's doorbell unit.
 //! - `AQUEDUCT_SIM_MACHINE` picks the machine (`mi210` by default, `mi300x`, `mi210-hive`,
-//!   `mi300x-platform`).
+//!   `mi300x-platform`); `AMDGPU_SIM_CONFIG` adjusts it (GPU count, hive, compute units, VRAM,
+//!   KFD interface version: [`config`]).
 //!
 //! What it does not see: calls that bypass libc's exported names (raw `syscall`, glibc's own
 //! internal calls such as the `open` inside `fopen`, which are why `fopen` and `opendir` are
@@ -40,6 +41,7 @@ compile_error!(
      parameters, which reads the optional argument correctly only on x86_64 System V"
 );
 
+mod config;
 mod doorbells;
 // Not in the unit-test binary: there the definitions would replace libc's for the test
 // harness itself.

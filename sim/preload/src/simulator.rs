@@ -1,15 +1,15 @@
 //! The simulated machine this process sees, built on first use of a path it serves.
 //!
-//! `AQUEDUCT_SIM_MACHINE` picks its shape (`mi210`, the default; `mi300x`; `mi210-hive`;
-//! `mi300x-platform`), as for aqueduct's built-in simulator: one model of the kernel driver,
-//! command processor and shader core, two ways in.
+//! The environment picks its shape ([`config`]). One model of the kernel driver, command
+//! processor and shader core, two ways in: this machine is aqueduct's simulator.
 
 use std::io::Write as _;
 use std::sync::OnceLock;
 
-use amdgpu_sim::{Machine, SIM_MACHINE_ENV, preset};
+use amdgpu_sim::Machine;
 use kfd::Errno;
 
+use crate::config;
 use crate::doorbells::DoorbellUnit;
 use crate::fds::FdTable;
 use crate::guard;
@@ -52,10 +52,7 @@ pub(crate) fn get() -> Result<&'static Simulator, Errno> {
 }
 
 fn build() -> Result<Simulator, String> {
-    let name = std::env::var(SIM_MACHINE_ENV).unwrap_or_default();
-    let machine = preset(&name)
-        .and_then(Machine::new)
-        .map_err(|e| e.to_string())?;
+    let machine = Machine::new(config::from_environment()?).map_err(|e| e.to_string())?;
     let mirror =
         Mirror::build(&machine).map_err(|e| format!("cannot write the sysfs mirror: {e}"))?;
     // SAFETY: `remove_mirror` is an `extern "C"` function without arguments; atexit has no
