@@ -18,9 +18,9 @@
 //!   behave; `dup`s share one file, released on the last `close`.
 //! - `mmap` of a simulated fd returns the simulator's memory at the address asked for
 //!   (`MAP_FIXED` included): the GPU address is the host address, as in the simulator.
-//! - The sysfs directories are written once into a private [mirror](mirror) directory and
+//! - The sysfs directories are written once into a private [mirror] directory and
 //!   paths are rewritten to it, so every libc way of reading them works.
-//! - Doorbells are watched by a [thread](doorbells) standing in for the GPU's doorbell unit.
+//! - Doorbells are watched by a thread ([doorbells]) standing in for the GPU's doorbell unit.
 //! - `AQUEDUCT_SIM_MACHINE` picks the machine (`mi210` by default, `mi300x`, `mi210-hive`,
 //!   `mi300x-platform`); `AMDGPU_SIM_CONFIG` adjusts it (GPU count, hive, compute units, VRAM,
 //!   KFD interface version: [`config`]).
@@ -34,6 +34,9 @@
 // The unit-test build leaves the entry points out (below), so what only they use is unused
 // there.
 #![cfg_attr(test, allow(dead_code))]
+// A cdylib has no Rust API: every module is private, and this page documents them (read it
+// with `cargo doc --document-private-items`).
+#![allow(rustdoc::private_intra_doc_links)]
 
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
 compile_error!(

@@ -244,8 +244,13 @@ impl Mirror {
         if path.ends_with("/used_memory")
             && let Ok(text) = machine.read_file(Path::new(path))
         {
-            // Best effort: a failure leaves the last value.
-            let _ = std::fs::write(&mirrored, text);
+            // Written beside it and renamed over it, so that a reader on another thread never
+            // sees a half-written value. Best effort: a failure leaves the last value.
+            let mut fresh = mirrored.clone().into_os_string();
+            fresh.push(format!(".{}", nix::unistd::gettid()));
+            if std::fs::write(&fresh, text).is_ok() && std::fs::rename(&fresh, &mirrored).is_err() {
+                let _ = std::fs::remove_file(&fresh);
+            }
         }
         CString::new(mirrored.into_os_string().into_vec()).unwrap_or_default()
     }
