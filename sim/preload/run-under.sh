@@ -41,6 +41,14 @@ run mi210 "$kfd_hardware" --skip hardware_peer_mappings
 run mi210-hive "$kfd_hardware"
 run mi210 "$launches"
 
+# The README's quickstart over the real path.
+cargo build -q --example quickstart
+echo "== under the interposer (mi210): examples/quickstart"
+quickstart="$(env LD_PRELOAD="$library" AQUEDUCT_BACKEND=hw target/debug/examples/quickstart 65536)"
+echo "$quickstart"
+grep -q "^device: /dev/kfd" <<< "$quickstart"
+grep -q "every element checked" <<< "$quickstart"
+
 # C clients, rocminfo and a ROCr dispatch. The test preloads the interposer into the programs
 # it starts, never into cargo; required here, so a missing tool fails instead of skipping.
 echo "== C clients, rocminfo and ROCr under the interposer"
