@@ -17,6 +17,8 @@
 
 use amdgpu_sim::{MachineConfig, SIM_MACHINE_ENV, preset};
 
+use crate::error::PreloadError;
+
 /// The variable of adjustments.
 pub(crate) const CONFIG_ENV: &str = "AMDGPU_SIM_CONFIG";
 
@@ -33,7 +35,7 @@ struct Adjustments {
 fn number<T: std::str::FromStr>(key: &str, value: &str) -> Result<T, String> {
     value
         .parse()
-        .map_err(|_| format!("{CONFIG_ENV}: {key}={value:?} is not a number"))
+        .map_err(|_| format!("{key}={value:?} is not a number"))
 }
 
 fn bytes(value: &str) -> Result<u64, String> {
@@ -45,7 +47,7 @@ fn bytes(value: &str) -> Result<u64, String> {
     };
     number::<u64>("vram", digits)?
         .checked_mul(1 << shift)
-        .ok_or_else(|| format!("{CONFIG_ENV}: vram={value:?} is too large"))
+        .ok_or_else(|| format!("vram={value:?} is too large"))
 }
 
 fn parse(text: &str) -> Result<Adjustments, String> {
@@ -53,7 +55,7 @@ fn parse(text: &str) -> Result<Adjustments, String> {
     for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         let (key, value) = item
             .split_once('=')
-            .ok_or_else(|| format!("{CONFIG_ENV}: {item:?} is not key=value"))?;
+            .ok_or_else(|| format!("{item:?} is not key=value"))?;
         let value = value.trim();
         match key.trim() {
             "gpus" => adjustments.gpus = Some(number(key, value)?),
@@ -61,7 +63,7 @@ fn parse(text: &str) -> Result<Adjustments, String> {
                 adjustments.hive = Some(match value {
                     "1" | "true" | "yes" => true,
                     "0" | "false" | "no" => false,
-                    _ => return Err(format!("{CONFIG_ENV}: hive={value:?}: expected 1 or 0")),
+                    _ => return Err(format!("hive={value:?}: expected 1 or 0")),
                 });
             }
             "cus" => adjustments.compute_units = Some(number(key, value)?),
@@ -69,7 +71,7 @@ fn parse(text: &str) -> Result<Adjustments, String> {
             "kfd_minor" => adjustments.kfd_minor = Some(number(key, value)?),
             other => {
                 return Err(format!(
-                    "{CONFIG_ENV}: unknown key {other:?} (gpus, hive, cus, vram, kfd_minor)"
+                    "unknown key {other:?} (gpus, hive, cus, vram, kfd_minor)"
                 ));
             }
         }
@@ -97,10 +99,11 @@ fn apply(mut config: MachineConfig, adjustments: &Adjustments) -> MachineConfig 
 }
 
 /// The machine the environment asks for, or why it cannot be had.
-pub(crate) fn from_environment() -> Result<MachineConfig, String> {
+pub(crate) fn from_environment() -> Result<MachineConfig, PreloadError> {
     let name = std::env::var(SIM_MACHINE_ENV).unwrap_or_default();
-    let config = preset(&name).map_err(|e| e.to_string())?;
-    let adjustments = parse(&std::env::var(CONFIG_ENV).unwrap_or_default())?;
+    let config = preset(&name)?;
+    let adjustments =
+        parse(&std::env::var(CONFIG_ENV).unwrap_or_default()).map_err(PreloadError::Config)?;
     Ok(apply(config, &adjustments))
 }
 

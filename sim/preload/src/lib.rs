@@ -50,6 +50,7 @@ mod doorbells;
 // harness itself.
 #[cfg(not(test))]
 mod entry_points;
+mod error;
 mod fds;
 mod guard;
 mod mirror;

@@ -11,6 +11,7 @@ use kfd::Errno;
 
 use crate::config;
 use crate::doorbells::DoorbellUnit;
+use crate::error::PreloadError;
 use crate::fds::FdTable;
 use crate::guard;
 use crate::mirror::Mirror;
@@ -51,10 +52,9 @@ pub(crate) fn get() -> Result<&'static Simulator, Errno> {
         .ok_or(Errno::ENOENT)
 }
 
-fn build() -> Result<Simulator, String> {
-    let machine = Machine::new(config::from_environment()?).map_err(|e| e.to_string())?;
-    let mirror =
-        Mirror::build(&machine).map_err(|e| format!("cannot write the sysfs mirror: {e}"))?;
+fn build() -> Result<Simulator, PreloadError> {
+    let machine = Machine::new(config::from_environment()?)?;
+    let mirror = Mirror::build(&machine)?;
     // SAFETY: `remove_mirror` is an `extern "C"` function without arguments; atexit has no
     // other precondition. If registration fails the directory is merely left behind.
     unsafe {
