@@ -20,6 +20,35 @@ const KFD_DEVICE_DIR: &str = "/sys/devices/virtual/kfd/kfd";
 /// `DRM_MAJOR`.
 pub(crate) const DRM_MAJOR: u32 = 226;
 
+/// The mirror directory's name in the temporary directory: this, the owner's pid, `-`, and a
+/// unique suffix.
+const MIRROR_PREFIX: &str = "amdgpu-sim-preload-";
+
+/// Remove the mirrors of processes that no longer exist (a process killed by a signal never
+/// runs its exit handler). A mirror whose pid belongs to a living process is kept, whoever
+/// that process is now. Best effort.
+fn remove_abandoned_mirrors() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(MIRROR_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+            == Err(nix::errno::Errno::ESRCH);
+        if pid > 0 && gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// The private directory.
 #[derive(Debug)]
 pub(crate) struct Mirror {
@@ -93,7 +122,9 @@ impl Mirror {
     /// Write `machine`'s directories into a fresh private directory under the temporary
     /// directory. The caller is inside the simulator (these file operations must reach libc).
     pub(crate) fn build(machine: &Machine) -> io::Result<Self> {
-        let template = std::env::temp_dir().join("amdgpu-sim-preload-XXXXXX");
+        remove_abandoned_mirrors();
+        let pid = std::process::id();
+        let template = std::env::temp_dir().join(format!("{MIRROR_PREFIX}{pid}-XXXXXX"));
         let mut template = CString::new(template.as_os_str().as_bytes())
             .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?
             .into_bytes_with_nul();
@@ -273,6 +304,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn mirrors_of_dead_processes_are_removed_and_living_ones_kept() {
+        // A pid no process has: above the kernel's pid_max limit (4194304).
+        let dead = std::env::temp_dir().join(format!("{MIRROR_PREFIX}4194399-test"));
+        let living = std::env::temp_dir().join(format!("{MIRROR_PREFIX}1-test"));
+        std::fs::create_dir_all(dead.join("sys")).unwrap();
+        std::fs::create_dir_all(&living).unwrap();
+        remove_abandoned_mirrors();
+        assert!(!dead.exists());
+        assert!(living.exists(), "pid 1 is alive");
+        std::fs::remove_dir(&living).unwrap();
+    }
+
+    #[test]
     fn the_mirror_holds_the_topology_and_the_render_nodes() {
         let machine = Machine::mi210().unwrap();
         let mirror = Mirror::build(&machine).unwrap();
@@ -295,6 +339,8 @@ mod tests {
         let used = std::fs::read_to_string(OsStr::from_bytes(used.as_bytes())).unwrap();
         assert_eq!(used.trim(), "0");
         let root = mirror.root().to_owned();
+        let name = root.file_name().unwrap().to_str().unwrap().to_owned();
+        assert!(name.starts_with(&format!("{MIRROR_PREFIX}{}-", std::process::id())));
         mirror.remove();
         assert!(!root.exists());
     }
