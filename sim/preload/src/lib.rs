@@ -6,8 +6,8 @@
 //! ```
 //!
 //! The library defines the libc functions a KFD client calls (`open`, `close`, `ioctl`,
-//! `mmap`, `munmap`, `dup*`, `fcntl`, the `stat` family, `access`, `fopen`, `opendir`,
-//! `readlink`, `realpath`) and serves from them what the kernel serves on a machine with the
+//! `mmap`, `munmap`, `dup*`, `fcntl`, the `stat` family, `access`, the extended-attribute
+//! reads, `fopen`, `opendir`, `readlink`, `realpath`) and serves from them what the kernel serves on a machine with the
 //! GPU: `/dev/kfd`, the render nodes `/dev/dri/renderD*`, and the sysfs directories a client
 //! reads (the KFD topology under `/sys/devices/virtual/kfd` and `/sys/class/kfd`,
 //! `/sys/class/drm`, `/sys/module/amdgpu`). Everything else goes to the next definition

@@ -115,3 +115,15 @@ pub(crate) static READLINK: Next<unsafe extern "C" fn(*const c_char, *mut c_char
     Next::new(c"readlink");
 pub(crate) static REALPATH: Next<unsafe extern "C" fn(*const c_char, *mut c_char) -> *mut c_char> =
     Next::new(c"realpath");
+pub(crate) static GETXATTR: Next<
+    unsafe extern "C" fn(*const c_char, *const c_char, *mut c_void, usize) -> isize,
+> = Next::new(c"getxattr");
+pub(crate) static LGETXATTR: Next<
+    unsafe extern "C" fn(*const c_char, *const c_char, *mut c_void, usize) -> isize,
+> = Next::new(c"lgetxattr");
+pub(crate) static LISTXATTR: Next<
+    unsafe extern "C" fn(*const c_char, *mut c_char, usize) -> isize,
+> = Next::new(c"listxattr");
+pub(crate) static LLISTXATTR: Next<
+    unsafe extern "C" fn(*const c_char, *mut c_char, usize) -> isize,
+> = Next::new(c"llistxattr");

@@ -1,7 +1,8 @@
-//! `stat` and friends, and `access`: the device files are character devices with the
-//! kernel's numbers; mirrored paths answer from the mirror.
+//! `stat` and friends, `access` and the extended-attribute reads: the device files are
+//! character devices with the kernel's numbers and no extended attributes; mirrored paths
+//! answer from the mirror.
 
-use std::ffi::{c_char, c_int, c_uint};
+use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use kfd::Errno;
 
@@ -352,4 +353,88 @@ pub unsafe extern "C" fn faccessat(
         },
         Target::Missing(errno) => fail_int(errno),
     }
+}
+
+/// One extended-attribute read by path: a device file has none (`ENODATA` for a name, an
+/// empty list); `$host` is the next definition, called with a path.
+macro_rules! xattr_read {
+    ($path:expr, $none:expr, $host:expr) => {{
+        // SAFETY: the caller's contract.
+        match unsafe { target($path) } {
+            Target::Host => $host($path),
+            Target::Device(_) => $none,
+            Target::Mirrored(mirrored) => $host(mirrored.as_ptr()),
+            Target::Missing(errno) => fail_int(errno) as isize,
+        }
+    }};
+}
+
+/// `getxattr(2)`.
+///
+/// # Safety
+///
+/// As for libc's `getxattr`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn getxattr(
+    path: *const c_char,
+    name: *const c_char,
+    value: *mut c_void,
+    size: usize,
+) -> isize {
+    xattr_read!(
+        path,
+        fail_int(Errno::from_raw(libc::ENODATA)) as isize,
+        |p| unsafe {
+            // SAFETY: forwarded under the caller's contract.
+            next::GETXATTR.get()(p, name, value, size)
+        }
+    )
+}
+
+/// `lgetxattr(2)`.
+///
+/// # Safety
+///
+/// As for libc's `lgetxattr`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lgetxattr(
+    path: *const c_char,
+    name: *const c_char,
+    value: *mut c_void,
+    size: usize,
+) -> isize {
+    xattr_read!(
+        path,
+        fail_int(Errno::from_raw(libc::ENODATA)) as isize,
+        |p| unsafe {
+            // SAFETY: forwarded under the caller's contract.
+            next::LGETXATTR.get()(p, name, value, size)
+        }
+    )
+}
+
+/// `listxattr(2)`.
+///
+/// # Safety
+///
+/// As for libc's `listxattr`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn listxattr(path: *const c_char, list: *mut c_char, size: usize) -> isize {
+    xattr_read!(path, 0, |p| unsafe {
+        // SAFETY: forwarded under the caller's contract.
+        next::LISTXATTR.get()(p, list, size)
+    })
+}
+
+/// `llistxattr(2)`.
+///
+/// # Safety
+///
+/// As for libc's `llistxattr`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn llistxattr(path: *const c_char, list: *mut c_char, size: usize) -> isize {
+    xattr_read!(path, 0, |p| unsafe {
+        // SAFETY: forwarded under the caller's contract.
+        next::LLISTXATTR.get()(p, list, size)
+    })
 }
