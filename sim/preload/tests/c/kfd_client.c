@@ -19,6 +19,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <limits.h>
 #include <unistd.h>
 
 static int failures;
@@ -129,6 +131,29 @@ int main(void)
            "GET_VERSION on the dup");
     EXPECT(close(copy2) == 0, "close the F_DUPFD copy");
     kfd = copy;
+
+    /* sysfs as the kernel lays it out: the class link, resolved paths, the module. */
+    char link[256] = {0};
+    EXPECT(readlink("/sys/class/kfd/kfd", link, sizeof link - 1) > 0 &&
+               strcmp(link, "../../devices/virtual/kfd/kfd") == 0,
+           "/sys/class/kfd/kfd links to the device, got %s", link);
+    char resolved[PATH_MAX];
+    EXPECT(realpath("/sys/class/kfd/kfd/topology", resolved) != NULL &&
+               strcmp(resolved, TOPOLOGY) == 0,
+           "realpath of the class topology, got %s", resolved);
+    char attribute[64];
+    errno = 0;
+    EXPECT(getxattr("/dev/kfd", "security.selinux", attribute, sizeof attribute) == -1 &&
+               errno == ENODATA,
+           "no extended attributes on /dev/kfd");
+    FILE *modules = fopen("/proc/modules", "r");
+    char line[256];
+    int amdgpu_loaded = 0;
+    while (modules && fgets(line, sizeof line, modules))
+        amdgpu_loaded |= strncmp(line, "amdgpu ", 7) == 0;
+    if (modules)
+        fclose(modules);
+    EXPECT(amdgpu_loaded, "amdgpu in /proc/modules");
 
     uint32_t generation = 0;
     EXPECT(read_u32(TOPOLOGY "/generation_id", &generation) == 0, "generation_id");
