@@ -45,6 +45,9 @@ pub struct GpuConfig {
     pub asic_name: String,
     /// PCI device id.
     pub device_id: u32,
+    /// PCI revision id (`AMDGPU_INFO_DEV_INFO.pci_rev`, the sysfs `revision`); with the device
+    /// id it picks the marketing name in libdrm's `amdgpu.ids`.
+    pub pci_revision: u32,
     /// `AMDGPU_FAMILY_*`.
     pub family: u32,
     /// Active compute units, all XCCs together.
@@ -118,6 +121,8 @@ impl GpuConfig {
             marketing_name: "AMD Instinct MI210".to_owned(),
             asic_name: "aldebaran".to_owned(),
             device_id: 0x740F,
+            // amdgpu.ids: "740F, 02, AMD Instinct MI210".
+            pci_revision: 0x02,
             family: AMDGPU_FAMILY_AI,
             compute_units: 104,
             xccs: 1,
@@ -164,6 +169,8 @@ impl GpuConfig {
             // MI300X is an IP-discovery ASIC: amdgpu's ASIC name is "IP DISCOVERY".
             asic_name: "ip discovery".to_owned(),
             device_id: 0x74A1,
+            // amdgpu.ids: "74A1, 00, AMD Instinct MI300X".
+            pci_revision: 0x00,
             family: AMDGPU_FAMILY_AI,
             compute_units: 304,
             xccs: 8,

@@ -88,6 +88,8 @@ pub struct GpuInfo {
     pub queue_buffers: crate::driver::cwsr::QueueBufferSizes,
     /// Queues one process may create on this GPU.
     pub max_queues_per_process: u32,
+    /// PCI revision id.
+    pub pci_revision: u32,
 }
 
 impl Machine {
@@ -167,6 +169,7 @@ impl Machine {
                 vram_bytes: d.config.vram_bytes,
                 queue_buffers: d.sizes,
                 max_queues_per_process: d.max_queues_per_process,
+                pci_revision: d.config.pci_revision,
             })
             .collect()
     }
@@ -216,6 +219,31 @@ impl Machine {
         self.inner
             .process_by_pid(pid)
             .map_or(0, |p| p.sleeping_waiters(event_id))
+    }
+
+    /// Look at the doorbells of every queue of the calling process (of every process, in the
+    /// process that built the machine) and wake the command processors whose doorbell was
+    /// stored to since the last look. Returns how many were woken.
+    ///
+    /// The in-process way in tells the simulator of each doorbell store
+    /// ([`kfd::Sys::notify_doorbell`]); a program served through the LD_PRELOAD interposer only
+    /// stores to the mapped doorbell, as on hardware, and the interposer calls this from a
+    /// polling thread instead.
+    pub fn poll_doorbells(&self) -> usize {
+        let mut woken = 0;
+        for process in self.inner.touchable_processes() {
+            if process.has_exited() {
+                continue;
+            }
+            let slices: Vec<_> = process
+                .state()
+                .pdds
+                .iter()
+                .filter_map(|pdd| pdd.doorbells.clone())
+                .collect();
+            woken += slices.iter().map(|slice| slice.poll()).sum::<usize>();
+        }
+        woken
     }
 
     /// Simulate process `pid` exiting (its mm going away): everything the kernel frees at mm

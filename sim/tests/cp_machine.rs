@@ -177,6 +177,14 @@ impl<'a> IoctlQueue<'a> {
 
     /// Reserve, write, publish, ring: the producer protocol of aql.md §1.6.
     fn submit<P: IntoBytes + Immutable>(&self, packet: &P) -> u64 {
+        let index = self.submit_silently(packet);
+        self.s.sys().notify_doorbell(self.doorbell, index);
+        index
+    }
+
+    /// [`IoctlQueue::submit`] as a program on hardware does it: the doorbell store is the
+    /// only signal (what the LD_PRELOAD interposer's programs do).
+    fn submit_silently<P: IntoBytes + Immutable>(&self, packet: &P) -> u64 {
         let packet: &[u8; 64] = packet.as_bytes().try_into().expect("a 64-byte packet");
         let index = word(self.buffers.pointers.va + WRITE_DISPATCH_ID_OFFSET as u64)
             .fetch_add(1, Ordering::AcqRel);
@@ -198,7 +206,6 @@ impl<'a> IoctlQueue<'a> {
         );
         // SAFETY: the doorbell is inside the live doorbell mapping.
         unsafe { self.doorbell.write_volatile(index) };
-        self.s.sys().notify_doorbell(self.doorbell, index);
         index
     }
 }
@@ -377,6 +384,39 @@ fn barrier_and_packets_chain_two_ioctl_queues_and_fire_their_events() {
     assert_eq!(second_done.value(), 0);
     assert_eq!((first.read_index(), second.read_index()), (1, 1));
     assert_eq!(first.inactive.value(), 0);
+}
+
+#[test]
+fn doorbell_stores_nobody_announces_are_found_by_polling_the_doorbells() {
+    let shader = Arc::new(RecordingShader::default());
+    let s = session(shader.clone());
+    let mut signals = Signals::new(&s);
+    let queue = IoctlQueue::new(&s, &mut signals);
+    let kernel = load_kernel(&s, "gfx90a/empty.co5", "empty");
+    let kernarg = kernel.kernarg(&s, &[], 1, 64);
+    assert_eq!(
+        s.machine.poll_doorbells(),
+        0,
+        "no doorbell was stored to yet"
+    );
+
+    for round in 0..3 {
+        let done = signals.signal(1);
+        // The first dispatch rings with index 0, the value a fresh doorbell page holds.
+        let index = queue.submit_silently(&kernel.packet(&kernarg, 1, 64, done.handle));
+        assert_eq!(index, round);
+        assert_eq!(
+            s.machine.poll_doorbells(),
+            1,
+            "round {round}: one queue woken"
+        );
+        wait_event(&s, done.event_id);
+        assert_eq!(done.value(), 0);
+        assert_eq!(queue.read_index(), round + 1);
+        // The same value again is not news.
+        assert_eq!(s.machine.poll_doorbells(), 0, "round {round}");
+    }
+    assert_eq!(shader.requests.lock().unwrap().len(), 3);
 }
 
 #[test]

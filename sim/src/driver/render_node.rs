@@ -30,6 +30,32 @@ const GMC_HOLE_END: u64 = 0xFFFF_8000_0000_0000;
 const VA_RESERVED_BOTTOM: u64 = 2 << 20;
 const VA_RESERVED_TOP: u64 = 2 << 20;
 
+/// `AMDGPU_INFO_*` queries answered here beyond [`query`]'s (libdrm's
+/// `amdgpu_device_initialize` and heap queries ask them).
+mod more_query {
+    /// `AMDGPU_INFO_ACCEL_WORKING`: a `u32`, 1 while acceleration works.
+    pub(super) const ACCEL_WORKING: u32 = 0x00;
+    /// `AMDGPU_INFO_VRAM_USAGE`: a `u64`.
+    pub(super) const VRAM_USAGE: u32 = 0x10;
+    /// `AMDGPU_INFO_GTT_USAGE`: a `u64`.
+    pub(super) const GTT_USAGE: u32 = 0x11;
+    /// `AMDGPU_INFO_READ_MMR_REG`: `count` registers from `dword_offset` (the union holds
+    /// `dword_offset, count, instance, flags`, which [`super::InfoArgs::query_fw`] overlays).
+    pub(super) const READ_MMR_REG: u32 = 0x15;
+    /// `AMDGPU_INFO_VIS_VRAM_USAGE`: a `u64`.
+    pub(super) const VIS_VRAM_USAGE: u32 = 0x17;
+}
+
+/// `mmGB_ADDR_CONFIG` (GC 9.x), the one register a KFD stack reads (libdrm reads it at device
+/// initialisation). `soc15_allowed_read_registers` lists more; the others are not modelled.
+const MM_GB_ADDR_CONFIG: u32 = 0x263e;
+/// Its value: amdgpu programs a golden value per ASIC (`gfx_v9_0_gpu_early_init`); this is
+/// the one remembered for Aldebaran and used for GC 9.4.3 too (unsure: not checked against the
+/// kernel source; libdrm only stores it).
+const GB_ADDR_CONFIG: u32 = 0x2A11_4042;
+/// `amdgpu_info_ioctl`: at most this many registers per READ_MMR_REG.
+const MAX_MMR_REGISTERS: u32 = 128;
+
 /// Handle one ioctl on a render node of `device`.
 pub(crate) fn drm_ioctl(
     device: &Device,
@@ -169,6 +195,32 @@ fn info(device: &Device, system: &SystemPool, args: &InfoArgs) -> Result<(), Err
             };
             answer(args, FirmwareInfo { ver, feature: 0 }.as_bytes())
         }
+        more_query::ACCEL_WORKING => answer(args, 1u32.as_bytes()),
+        more_query::VRAM_USAGE => answer(args, device.vram.used().as_bytes()),
+        more_query::VIS_VRAM_USAGE => {
+            let used = if device.config.large_bar {
+                device.vram.used()
+            } else {
+                0
+            };
+            answer(args, used.as_bytes())
+        }
+        more_query::GTT_USAGE => answer(args, system.gtt_used().as_bytes()),
+        more_query::READ_MMR_REG => {
+            let (offset, count) = (args.query_fw.fw_type, args.query_fw.ip_instance);
+            if count == 0 || count > MAX_MMR_REGISTERS {
+                return Err(Errno::EINVAL);
+            }
+            let mut values = Vec::with_capacity(count as usize);
+            for register in offset..offset.saturating_add(count) {
+                // Registers outside the allowed list are refused (EINVAL), as the kernel does.
+                if register != MM_GB_ADDR_CONFIG {
+                    return Err(Errno::EINVAL);
+                }
+                values.push(GB_ADDR_CONFIG);
+            }
+            answer(args, values.as_bytes())
+        }
         // Other queries exist in the kernel but are not modelled.
         _ => Err(Errno::EINVAL),
     }
@@ -182,7 +234,7 @@ pub(crate) fn device_info(device: &Device) -> DeviceInfo {
         device_id: cfg.device_id,
         chip_rev: 1,
         external_rev: 1,
-        pci_rev: 0,
+        pci_rev: cfg.pci_revision,
         family: cfg.family,
         num_shader_engines: layout.shader_engines_per_xcc * layout.xccs,
         num_shader_arrays_per_engine: layout.shader_arrays_per_engine,

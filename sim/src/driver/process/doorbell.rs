@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use kfd::Errno;
@@ -19,9 +20,25 @@ use crate::gpu::target::GfxTarget;
 /// reaches.
 pub(crate) struct QueueRunner {
     pub(super) running: Box<dyn RunningQueue>,
+    /// The doorbell value [`DoorbellSlice::poll`] saw last ([`NO_DOORBELL_STORE`] before any).
+    pub(super) polled: AtomicU64,
 }
 
+/// What a doorbell holds from CREATE_QUEUE until the first store: a value no AQL producer
+/// stores (it would be the index of packet 2^64 - 1), so that polling notices a first store of
+/// 0. The doorbell memory is kernel-owned; on hardware it is MMIO and reads of it mean nothing,
+/// so no client depends on what it holds.
+pub(crate) const NO_DOORBELL_STORE: u64 = u64::MAX;
+
 impl QueueRunner {
+    /// A runner for `running`, whose doorbell has not been stored to yet.
+    pub(super) fn new(running: Box<dyn RunningQueue>) -> Self {
+        Self {
+            running,
+            polled: AtomicU64::new(NO_DOORBELL_STORE),
+        }
+    }
+
     pub(crate) fn doorbell_rung(&self, value: u64) {
         self.running.doorbell_rung(value);
     }
@@ -113,6 +130,10 @@ impl DoorbellSlice {
     }
 
     pub(crate) fn attach(&self, index: u32, runner: Arc<QueueRunner>) {
+        // SAFETY: `doorbell_ptr` points into this slice's live, 8-aligned backing, which is
+        // only ever accessed with atomic operations.
+        unsafe { AtomicU64::from_ptr(self.doorbell_ptr(index).as_ptr()) }
+            .store(NO_DOORBELL_STORE, Ordering::Release);
         self.runners
             .write()
             .unwrap_or_else(PoisonError::into_inner)
@@ -124,6 +145,27 @@ impl DoorbellSlice {
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&index);
+    }
+
+    /// Look at every attached doorbell and wake the queues whose doorbell holds a value it did
+    /// not hold at the last look: for a way in where doorbell stores reach the simulator only as
+    /// memory (an LD_PRELOAD interposer serving programs that know nothing of
+    /// [`kfd::Sys::notify_doorbell`]), as the hardware's doorbell unit sees every store.
+    /// Returns how many queues were woken. Storing the same value twice wakes once: the command
+    /// processor works to the highest value anyway.
+    pub(crate) fn poll(&self) -> usize {
+        let runners = self.runners.read().unwrap_or_else(PoisonError::into_inner);
+        let mut woken = 0;
+        for (&index, runner) in runners.iter() {
+            // SAFETY: as in `attach`: a live, aligned doorbell of this slice.
+            let value = unsafe { AtomicU64::from_ptr(self.doorbell_ptr(index).as_ptr()) }
+                .load(Ordering::Acquire);
+            if value != NO_DOORBELL_STORE && runner.polled.swap(value, Ordering::AcqRel) != value {
+                runner.doorbell_rung(value);
+                woken += 1;
+            }
+        }
+        woken
     }
 
     /// The queue listening on the doorbell at byte `offset` of the slice.

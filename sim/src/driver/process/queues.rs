@@ -297,9 +297,7 @@ impl Process {
                 shader: device.config.shader.clone(),
             };
             // Starting a processor does not wait for it, so it may happen under the lock.
-            let runner = Arc::new(QueueRunner {
-                running: self.shared.engine.start(spec),
-            });
+            let runner = Arc::new(QueueRunner::new(self.shared.engine.start(spec)));
             slice.attach(doorbell_index, runner.clone());
             queue.runner = Some(runner);
         }

@@ -1,0 +1,203 @@
+//! Programs nobody here wrote, and C clients of the bare kernel interface, run on the simulated
+//! GPU through the interposer (`libamdgpu_sim_preload.so`, which cargo builds beside this
+//! test): a KFD client in C on `<linux/kfd_ioctl.h>` alone, Debian's unmodified `rocminfo`, and
+//! a C program on Debian's ROCr that loads a committed code object and dispatches it.
+//!
+//! They need a C compiler, `libhsa-runtime-dev`, `libdrm-dev` and `rocminfo` (CI installs
+//! them). Where one is missing the test says so and passes, unless `AQUEDUCT_REQUIRE_HW` is set
+//! (CI sets it for this test): then the skip fails.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use test_support::hardware;
+
+/// How long one client may run on the simulator before it counts as hung.
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// `target/<profile>`, from this test's path (`target/<profile>/deps/clients-*`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test binary under target/<profile>/deps")
+        .to_owned()
+}
+
+/// The interposer cargo built for this test: in `deps/` beside it (cargo builds the package's
+/// library for its tests but copies a cdylib up to `target/<profile>` only for `cargo build`).
+fn interposer() -> PathBuf {
+    let library = profile_dir().join("deps/libamdgpu_sim_preload.so");
+    assert!(library.exists(), "{} was not built", library.display());
+    library
+}
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The C clients, built once per test run; `Err` says what is missing.
+fn clients() -> Result<&'static Path, &'static str> {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out = profile_dir().join("preload-clients");
+            let build =
+                Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/build.sh"))
+                    .arg(&out)
+                    .output()
+                    .map_err(|e| format!("build.sh: {e}"))?;
+            if build.status.success() {
+                Ok(out)
+            } else {
+                Err(String::from_utf8_lossy(&build.stderr).trim().to_owned())
+            }
+        })
+        .as_deref()
+        .map_err(String::as_str)
+}
+
+/// Run `command` with the interposer preloaded; fail the test if it outlives [`DEADLINE`].
+fn run_on_simulator(mut command: Command) -> Output {
+    command
+        .env("LD_PRELOAD", interposer())
+        .env_remove("AQUEDUCT_SIM_MACHINE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let (mut stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stdout.read_to_end(&mut bytes);
+        bytes
+    });
+    let err = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stderr.read_to_end(&mut bytes);
+        bytes
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} did not finish within {DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+fn describe(output: &Output) -> String {
+    format!(
+        "{}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+#[test]
+fn a_c_kfd_client_finds_maps_and_is_refused_like_on_a_real_machine() {
+    let dir = match clients() {
+        Ok(dir) => dir,
+        Err(why) => return hardware::skip("kfd_client", why),
+    };
+    let output = run_on_simulator(Command::new(dir.join("kfd_client")));
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("kfd_client: ok"), "{}", describe(&output));
+    assert!(stdout.contains("renderD128"), "{}", describe(&output));
+}
+
+#[test]
+fn rocr_loads_a_committed_code_object_and_dispatches_it() {
+    let dir = match clients() {
+        Ok(dir) => dir,
+        Err(why) => return hardware::skip("hsa_vector_add", why),
+    };
+    let code_object = repository().join("tests/kernels/bin/gfx90a/vector_add.co5");
+    let mut command = Command::new(dir.join("hsa_vector_add"));
+    command.arg(&code_object).arg("5000");
+    let output = run_on_simulator(command);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("GPU agent: gfx90a"),
+        "{}",
+        describe(&output)
+    );
+    assert!(
+        stdout.contains("hsa_vector_add: ok (5000 elements)"),
+        "{}",
+        describe(&output)
+    );
+}
+
+#[test]
+fn rocr_loaded_and_unloaded_as_a_plugin_initialises_every_round() {
+    let dir = match clients() {
+        Ok(dir) => dir,
+        Err(why) => return hardware::skip("hsa_reload", why),
+    };
+    let rounds = 4;
+    let mut command = Command::new(dir.join("hsa_reload"));
+    command.arg(rounds.to_string());
+    let output = run_on_simulator(command);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{stdout}");
+    assert!(stdout.contains("hsa_reload: ok"), "{}", describe(&output));
+    // Each round ran a fresh ROCr (its library left the process), which found the GPU and
+    // made a queue: libhsakmt stays loaded and keeps its render-node file, so the kernel's
+    // rules (one KFD process, ACQUIRE_VM with the same file) hold across rounds.
+    let fresh = stdout
+        .lines()
+        .filter(|line| {
+            line.contains("hsa_init 0, 1 GPU agent(s), queue 0, dlclose 0")
+                && line.contains("libhsa-runtime64 unmapped")
+        })
+        .count();
+    assert_eq!(fresh, rounds, "{}", describe(&output));
+}
+
+#[test]
+fn rocminfo_lists_the_simulated_cpu_and_gfx90a_agents() {
+    if !Path::new("/usr/bin/rocminfo").exists() {
+        return hardware::skip("rocminfo", "no /usr/bin/rocminfo (Debian package rocminfo)");
+    }
+    let output = run_on_simulator(Command::new("/usr/bin/rocminfo"));
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for expected in [
+        "ROCk module is loaded",
+        "Agent 1",
+        "Agent 2",
+        "Device Type:             CPU",
+        "Device Type:             GPU",
+        "Name:                    gfx90a",
+        "Marketing Name:          AMD Instinct MI210",
+        "Compute Unit:            104",
+        "amdgcn-amd-amdhsa--gfx90a",
+        "*** Done ***",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "no {expected:?} in\n{}",
+            describe(&output)
+        );
+    }
+    // Nothing on stderr: libdrm and libhsakmt found everything they look for.
+    assert!(output.stderr.is_empty(), "{}", describe(&output));
+}
