@@ -39,7 +39,8 @@ fn options() -> RunOptions {
         stdout: Output::Capture,
         stderr: Output::Capture,
         timeout: Some(Duration::from_secs(120)),
-        ports: Some(64),
+        // Odd, so the server's scan takes its one-port-at-a-time path too.
+        ports: Some(63),
         ..RunOptions::default()
     }
 }
@@ -248,4 +249,38 @@ fn a_kernel_is_not_a_program() {
     let error =
         Program::new(&device, &gpu, support::code_object("gfx90a", "empty.co5")).unwrap_err();
     assert!(matches!(error, ProgramError::NotAProgram(_)), "{error:?}");
+}
+
+/// The server's idle cost, bounded generously so that only busy-spinning fails: `quiet`
+/// computes for 1 s of GPU time without a host call. The real figure is in the README
+/// (`cargo bench --bench program_rpc` prints it too).
+#[test]
+fn an_idle_server_sleeps() {
+    let target = "gfx942";
+    let started = Instant::now();
+    let exit = run(
+        target,
+        "quiet",
+        &RunOptions {
+            args: vec![b"quiet".to_vec(), b"1000".to_vec()],
+            ports: None,
+            ..options()
+        },
+    )
+    .unwrap();
+    let wall = started.elapsed();
+    assert_eq!(
+        exit.code, 0,
+        "the loader did not write __llvm_libc_clock_freq"
+    );
+    assert!(wall >= Duration::from_millis(1000), "{wall:?}");
+    let cpu = exit.server_cpu_time.expect("getrusage(RUSAGE_THREAD)");
+    assert!(
+        cpu.as_secs_f64() < 0.2 * wall.as_secs_f64(),
+        "the RPC server used {cpu:?} of CPU over {wall:?}"
+    );
+    eprintln!(
+        "idle RPC server (4096 ports): {cpu:?} CPU over {wall:?} ({:.2} % of a core)",
+        100.0 * cpu.as_secs_f64() / wall.as_secs_f64()
+    );
 }

@@ -115,6 +115,9 @@ pub struct Exit {
     pub stdout: Vec<u8>,
     /// Captured stderr ([`Output::Capture`]), else empty.
     pub stderr: Vec<u8>,
+    /// CPU time the RPC server thread used over the run (serving calls and polling
+    /// between them), where the system reports it.
+    pub server_cpu_time: Option<Duration>,
 }
 
 impl Program {

@@ -75,12 +75,13 @@ pub fn run(
         timeout: options.timeout,
     };
     let result = run.launches(image, &arguments, &ret, options);
-    let (stdout, stderr) = server.stop();
+    let (stdout, stderr, server_cpu_time) = server.stop();
     let code = result?;
     Ok(Exit {
         code,
         stdout,
         stderr,
+        server_cpu_time,
     })
 }
 

@@ -7,7 +7,7 @@
 //! [`Buffer::with_host_memory`], so a concurrent shutdown cannot unmap the memory under it.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU32, Ordering, fence};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 use super::layout::{Layout, PACKET_BYTES};
 use crate::Buffer;
@@ -108,13 +108,51 @@ impl Mailbox {
     }
 
     /// The first port at or after `start` whose buffer the server owns (work pending).
+    ///
+    /// The hot loop of an idle server: it compares the two mailbox arrays eight bytes at a
+    /// time (two ports per load) where their alignment allows, so that a scan of 4096 ports
+    /// stays a few microseconds even in a debug build.
     pub fn pending(&self, start: u32) -> Result<Option<u32>> {
         let layout = self.layout;
         self.with(|base| {
-            (start..layout.ports).find(|&port| {
-                let (inbox, outbox) = Self::boxes(base, layout, port);
-                inbox != outbox
-            })
+            let ports = layout.ports;
+            let mut port = start;
+            // SAFETY (each unsafe below): `port < ports` (and `port + 1 < ports` for a pair),
+            // so the words lie inside the two mailbox arrays of the mapped buffer; a pair
+            // starts at an even port, so at a multiple of 8 bytes from the page-aligned base
+            // when the outbox array itself is 8-aligned (an even port count).
+            let pairs = ports % 2 == 0;
+            while port < ports {
+                if pairs && port % 2 == 0 && port + 1 < ports {
+                    let (inbox, outbox) = unsafe {
+                        (
+                            AtomicU64::from_ptr(
+                                base.as_ptr()
+                                    .add((layout.client_outbox() + 4 * u64::from(port)) as usize)
+                                    .cast(),
+                            ),
+                            AtomicU64::from_ptr(
+                                base.as_ptr()
+                                    .add((layout.client_inbox() + 4 * u64::from(port)) as usize)
+                                    .cast(),
+                            ),
+                        )
+                    };
+                    let differ = inbox.load(Ordering::Relaxed) ^ outbox.load(Ordering::Relaxed);
+                    if differ != 0 {
+                        // Little-endian: the low half is the even port.
+                        return Some(port + u32::from(differ as u32 == 0));
+                    }
+                    port += 2;
+                } else {
+                    let (inbox, outbox) = Self::boxes(base, layout, port);
+                    if inbox != outbox {
+                        return Some(port);
+                    }
+                    port += 1;
+                }
+            }
+            None
         })
     }
 

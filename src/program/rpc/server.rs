@@ -43,6 +43,8 @@ struct State {
     /// Full scans of every port that found no work.
     empty_scans: u64,
     finished: bool,
+    /// The thread's CPU time when it ended.
+    cpu_time: Option<std::time::Duration>,
 }
 
 /// What the runner and the server thread share.
@@ -126,10 +128,16 @@ impl Server {
         state.terminal.clone()
     }
 
-    /// Stop the thread and wait for it; returns the captured output (stdout, stderr).
-    pub fn stop(mut self) -> (Vec<u8>, Vec<u8>) {
+    /// Stop the thread and wait for it; returns the captured output (stdout, stderr) and
+    /// the thread's CPU time.
+    pub fn stop(mut self) -> (Vec<u8>, Vec<u8>, Option<std::time::Duration>) {
         self.join();
-        (self.shared.stdout.take(), self.shared.stderr.take())
+        let cpu_time = self.lock().cpu_time;
+        (
+            self.shared.stdout.take(),
+            self.shared.stderr.take(),
+            cpu_time,
+        )
     }
 
     fn join(&mut self) {
@@ -210,7 +218,11 @@ fn serve(shared: &Shared, context: &Context) {
         let _ = context.queue.abort();
     }
     drop(heap);
-    shared.update(|state| state.finished = true);
+    let cpu_time = super::usage::thread_cpu_time();
+    shared.update(|state| {
+        state.finished = true;
+        state.cpu_time = cpu_time;
+    });
 }
 
 fn serve_port(
