@@ -273,7 +273,7 @@ fn an_idle_server_sleeps() {
         exit.code, 0,
         "the loader did not write __llvm_libc_clock_freq"
     );
-    assert!(wall >= Duration::from_millis(1000), "{wall:?}");
+    assert!(wall >= Duration::from_secs(1), "{wall:?}");
     let cpu = exit.server_cpu_time.expect("getrusage(RUSAGE_THREAD)");
     assert!(
         cpu.as_secs_f64() < 0.2 * wall.as_secs_f64(),

@@ -164,14 +164,14 @@ impl Run<'_> {
             },
         )?;
         let waited = launch.wait(self.remaining());
-        if let Some(step) = self.terminal(self.server.terminal())? {
+        if let Some(step) = Self::terminal(self.server.terminal())? {
             return Ok(step);
         }
         match waited {
             Ok(_) => match self.server.drain(self.deadline) {
-                Some(terminal) => self
-                    .terminal(Some(terminal))
-                    .map(|s| s.unwrap_or(Step::Completed)),
+                Some(terminal) => {
+                    Self::terminal(Some(terminal)).map(|s| s.unwrap_or(Step::Completed))
+                }
                 None => Ok(Step::Completed),
             },
             Err(Error::Timeout { .. }) => {
@@ -183,7 +183,7 @@ impl Run<'_> {
             Err(error) => {
                 // The server may be finishing a call that explains the end (an exit racing
                 // the queue's abort): give it a moment.
-                if let Some(step) = self.terminal(
+                if let Some(step) = Self::terminal(
                     self.server
                         .drain(Some(Instant::now() + Duration::from_millis(100))),
                 )? {
@@ -194,7 +194,7 @@ impl Run<'_> {
         }
     }
 
-    fn terminal(&self, terminal: Option<Terminal>) -> Result<Option<Step>, ProgramError> {
+    fn terminal(terminal: Option<Terminal>) -> Result<Option<Step>, ProgramError> {
         match terminal {
             None => Ok(None),
             Some(Terminal::Exit(code)) => Ok(Some(Step::Exited(code))),

@@ -117,13 +117,14 @@ impl Mailbox {
         self.with(|base| {
             let ports = layout.ports;
             let mut port = start;
-            // SAFETY (each unsafe below): `port < ports` (and `port + 1 < ports` for a pair),
-            // so the words lie inside the two mailbox arrays of the mapped buffer; a pair
-            // starts at an even port, so at a multiple of 8 bytes from the page-aligned base
-            // when the outbox array itself is 8-aligned (an even port count).
+            // Pairs need the client's outbox array 8-aligned: an even port count.
             let pairs = ports % 2 == 0;
             while port < ports {
                 if pairs && port % 2 == 0 && port + 1 < ports {
+                    // SAFETY: `port + 1 < ports`, so both 8-byte words lie inside the two
+                    // mailbox arrays of the mapped buffer; `port` is even and the port count
+                    // is even, so each word is 8-aligned from the page-aligned base; the
+                    // words are only ever accessed atomically.
                     let (inbox, outbox) = unsafe {
                         (
                             AtomicU64::from_ptr(
