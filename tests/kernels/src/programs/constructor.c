@@ -1,7 +1,8 @@
 /*
  * PROGRAM constructor
- * WHAT    A global constructor (in .init_array, run by _begin) sets
- *         `constructed` to 1234 and saves argc; a destructor (in
+ * WHAT    A global constructor (in .init_array, run by _begin) adds 1234 to
+ *         `constructed` (so a loader that ran it twice, through _begin and
+ *         through LLVM's amdgcn.device.init kernel, leaves 2468); a destructor (in
  *         .fini_array, run by exit's atexit walk in _end) prints
  *         "destructor ran". main prints "constructed 1234" when it sees the
  *         value.
@@ -11,7 +12,7 @@
 
 static volatile uint32_t constructed;
 
-__attribute__((constructor)) static void set_up(void) { constructed = 1234; }
+__attribute__((constructor)) static void set_up(void) { constructed += 1234; }
 
 __attribute__((destructor)) static void tear_down(void) { puts("destructor ran"); }
 
