@@ -21,6 +21,9 @@ use super::wait::Waiter;
 use crate::program::output::Sink;
 use crate::{Buffer, Device, GpuAgent, MemoryLocation, Queue};
 
+/// The longest [`Server::drain`] waits.
+const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Bytes of one lane's write kept; the rest is received and dropped.
 const WRITE_LIMIT: u64 = 1 << 20;
 
@@ -103,20 +106,19 @@ impl Server {
 
     /// Wait until every call published before now has been served: two full scans that
     /// found no work (the first may have begun before now), or a terminal event, or the
-    /// server's end, or `deadline`.
+    /// server's end, or `deadline` (at most [`DRAIN_LIMIT`] from now: a wave that ended in
+    /// the middle of a call leaves the server waiting for a packet that never comes).
     pub fn drain(&self, deadline: Option<Instant>) -> Option<Terminal> {
+        let limit = Instant::now() + DRAIN_LIMIT;
+        let deadline = deadline.map_or(limit, |d| d.min(limit));
         let mut state = self.lock();
         let target = state.empty_scans + 2;
         if let Some(thread) = &self.thread {
             thread.thread().unpark();
         }
         while state.terminal.is_none() && !state.finished && state.empty_scans < target {
-            let wait = match deadline {
-                Some(d) => match d.checked_duration_since(Instant::now()) {
-                    Some(left) => left,
-                    None => break,
-                },
-                None => std::time::Duration::from_secs(1),
+            let Some(wait) = deadline.checked_duration_since(Instant::now()) else {
+                break;
             };
             state = self
                 .shared
