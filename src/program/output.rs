@@ -31,7 +31,8 @@ impl Sink {
     }
 
     /// Write `bytes` (and a newline if asked) as one piece: lines from different lanes never
-    /// interleave. Returns the bytes written (not counting the newline).
+    /// interleave. Returns the bytes written, the newline included (LLVM's server answers
+    /// `RPC_WRITE_TO_STDOUT_NEWLINE` with the count plus one, and its `puts` checks for it).
     pub(crate) fn write(&self, bytes: &[u8], newline: bool) -> usize {
         let mut whole = Vec::with_capacity(bytes.len() + 1);
         whole.extend_from_slice(bytes);
@@ -61,7 +62,7 @@ impl Sink {
                     .is_ok()
             }
         };
-        if written { bytes.len() } else { 0 }
+        if written { whole.len() } else { 0 }
     }
 
     pub(crate) fn take(&self) -> Vec<u8> {

@@ -59,7 +59,11 @@ AQ_INLINE int aq_write(uint32_t opcode, const char *s, uint64_t size) {
 /* Each lane's bytes arrive on the host as one write. */
 AQ_INLINE int fputs_stdout(const char *s) { return aq_write(RPC_WRITE_TO_STDOUT, s, strlen(s)); }
 AQ_INLINE int fputs_stderr(const char *s) { return aq_write(RPC_WRITE_TO_STDERR, s, strlen(s)); }
-AQ_INLINE int puts(const char *s) { return aq_write(RPC_WRITE_TO_STDOUT_NEWLINE, s, strlen(s)); }
+/* As LLVM libc's puts: the server counts the newline it adds; 0 on success, -1 (EOF) if not. */
+AQ_INLINE int puts(const char *s) {
+    size_t n = strlen(s);
+    return aq_write(RPC_WRITE_TO_STDOUT_NEWLINE, s, n) == (int)n + 1 ? 0 : -1;
+}
 
 /* --------------------------------------------------------------- heap ---- */
 AQ_INLINE void *malloc(size_t size) {
