@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use aqueduct::Device;
-use aqueduct::program::{Exit, Output, Program, ProgramError, RunOptions};
+use aqueduct::program::{Exit, Output, Program, ProgramError, ProtocolVersion, RunOptions};
 use aqueduct::sim::{Machine, MachineConfig};
 
 const TARGETS: [&str; 2] = ["gfx90a", "gfx942"];
@@ -240,6 +240,42 @@ fn an_unserved_call_stops_the_program() {
             other => panic!("{target}: {other:?}"),
         }
     }
+}
+
+/// An image of the doorbell generation (2096-byte client, buffer shifted by the doorbell
+/// record) is served by polling, the doorbell left unset; with the default (maximum) port
+/// count, 16384, and with an odd one.
+#[test]
+fn the_doorbell_generation_is_served() {
+    for target in TARGETS {
+        let (_machine, device) = device(target);
+        let gpu = device.gpus().unwrap()[0].clone();
+        let program = Program::new(&device, &gpu, image(target, "doorbell_layout")).unwrap();
+        assert_eq!(program.protocol(), ProtocolVersion::Doorbell, "{target}");
+        for ports in [None, Some(63)] {
+            let exit = program
+                .run(&RunOptions {
+                    threads: [64, 1, 1],
+                    blocks: [2, 1, 1],
+                    ports,
+                    ..options()
+                })
+                .unwrap();
+            assert_eq!(exit.code, 5, "{target} {ports:?}");
+            let out = text(&exit.stdout);
+            let mut lines: Vec<&str> = out.lines().collect();
+            lines.sort_unstable();
+            let mut expected: Vec<String> = (0..128)
+                .map(|i| format!("lane {i} over the doorbell layout"))
+                .collect();
+            expected.sort_unstable();
+            assert_eq!(lines, expected, "{target} {ports:?}");
+        }
+    }
+    let (_machine, device) = device("gfx90a");
+    let gpu = device.gpus().unwrap()[0].clone();
+    let program = Program::new(&device, &gpu, image("gfx90a", "hello")).unwrap();
+    assert_eq!(program.protocol(), ProtocolVersion::Polling);
 }
 
 #[test]

@@ -86,7 +86,8 @@ pub struct RunOptions {
     pub stdout: Output,
     /// Where the program's stderr goes.
     pub stderr: Output,
-    /// RPC ports; `None`: the protocol's maximum (4096), as LLVM's loader.
+    /// RPC ports; `None`: the protocol's maximum (4096, or 16384 for the doorbell
+    /// generation), as LLVM's loader.
     pub ports: Option<u32>,
 }
 

@@ -40,11 +40,13 @@ pub fn run(
         .unwrap_or(protocol.max_ports())
         .clamp(1, protocol.max_ports());
     let layout = Layout {
+        version: protocol,
         ports,
         lanes: image.lanes(),
     };
+    // Zeroed: for the doorbell generation a null `value` tells the client not to ring it.
     let rpc = device.alloc(gpu, MemoryLocation::HostFine, layout.bytes() as usize)?;
-    let client = layout.client_object(protocol, rpc.gpu_address());
+    let client = layout.client_object(rpc.gpu_address());
     image
         .executable
         .write_variable(RPC_CLIENT_SYMBOL, 0, &client)?;

@@ -240,6 +240,37 @@ fn abort_and_unserved_calls() {
 }
 
 #[test]
+fn the_doorbell_generation() {
+    for (target, machine) in MACHINES {
+        let out = exec(
+            machine,
+            &[
+                "--threads",
+                "2",
+                program(target, "doorbell_layout").to_str().unwrap(),
+            ],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(5),
+            "{target}: {}",
+            text(&out.stderr)
+        );
+        let stdout = text(&out.stdout);
+        let mut lines: Vec<&str> = stdout.lines().collect();
+        lines.sort_unstable();
+        assert_eq!(
+            lines,
+            [
+                "lane 0 over the doorbell layout",
+                "lane 1 over the doorbell layout"
+            ],
+            "{target}"
+        );
+    }
+}
+
+#[test]
 fn help_has_an_example_and_bad_input_is_refused() {
     let out = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
         .args(["exec", "--help"])

@@ -11,6 +11,13 @@
  *   struct rpc_header header[N] (8-aligned)
  *   struct rpc_buffer packet[N][L] (8-aligned)
  * The host copies a whole struct rpc_client into __llvm_rpc_client.
+ *
+ * With AQ_RPC_DOORBELL defined, the client speaks the later generation (llvm-project
+ * PR 188067): a 64-byte doorbell record {u64 *value; u64 *mailbox; u32 event_id} at offset
+ * 0 of the buffer (everything above shifted by 64), a doorbell pointer in the client after
+ * port_count, 16384 ports. This test client only supports an uninitialised doorbell (value
+ * NULL: nothing to ring), which is what aqueduct's host sets up; it does not raise the
+ * device interrupt LLVM's client raises when value is set.
  */
 #ifndef AQ_RPC_CLIENT_H
 #define AQ_RPC_CLIENT_H
@@ -19,7 +26,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef AQ_RPC_DOORBELL
+#define RPC_MAX_PORT_COUNT 16384u
+#else
 #define RPC_MAX_PORT_COUNT 4096u
+#endif
 #define RPC_OPCODE(n) ((uint32_t)'c' << 24 | (n))
 #define RPC_NOOP RPC_OPCODE(0)
 #define RPC_EXIT RPC_OPCODE(1)
@@ -42,8 +53,17 @@ struct rpc_buffer {
     uint64_t data[8];
 };
 
+struct rpc_doorbell {
+    uint64_t *value;
+    uint64_t *mailbox;
+    uint32_t event_id;
+};
+
 struct rpc_client {
     uint32_t port_count;
+#ifdef AQ_RPC_DOORBELL
+    struct rpc_doorbell *doorbell;
+#endif
     uint32_t *inbox;
     uint32_t *outbox;
     struct rpc_header *header;
@@ -51,7 +71,8 @@ struct rpc_client {
     uint32_t lock[RPC_MAX_PORT_COUNT / 32];
 };
 
-/* Written by the loader before _begin; 552 bytes, as LLVM's rpc::Client. */
+/* Written by the loader before _begin; 552 bytes (2096 with the doorbell), as LLVM's
+ * rpc::Client. */
 AQ_EXPORT struct rpc_client __llvm_rpc_client;
 
 struct rpc_port {
@@ -145,6 +166,11 @@ AQ_INLINE struct rpc_port rpc_open(uint32_t opcode) {
             __llvm_rpc_client.header[index].mask = mask;
         }
         rpc_sync_lane();
+#ifdef AQ_RPC_DOORBELL
+        /* LLVM's notify(): nothing to do while the host leaves the doorbell unset. */
+        if (__llvm_rpc_client.doorbell->value)
+            __builtin_trap();
+#endif
         struct rpc_port port = {mask, index, out, false, true};
         return port;
     }
