@@ -96,6 +96,15 @@ impl Device {
 }
 
 impl Buffer {
+    /// Run `f` with the CPU address of the memory (`None` where the CPU cannot map it). The
+    /// memory stays mapped while `f` runs (a shutdown waits for it), so `f` must be short.
+    pub(crate) fn with_host_memory<R>(
+        &self,
+        f: impl FnOnce(Option<NonNull<u8>>) -> Result<R>,
+    ) -> Result<R> {
+        self.owned.with_fast(|state| f(state.bo.host_ptr()))
+    }
+
     /// Its size in bytes.
     pub fn len(&self) -> usize {
         self.len

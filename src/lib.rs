@@ -37,6 +37,7 @@ mod error;
 pub mod executable;
 pub mod kernarg;
 pub mod launch;
+pub mod program;
 pub mod queue;
 pub mod signal;
 

@@ -55,10 +55,18 @@ impl Load {
     ) -> Result<Arc<Self>> {
         let core = Arc::new(core);
         let device = Device::from_shared(Arc::clone(core.owned.device()));
-        let init = kernels_of_kind(&core, KernelKind::Init);
+        let init = if options.init_fini_kernels {
+            kernels_of_kind(&core, KernelKind::Init)
+        } else {
+            Vec::new()
+        };
         run_kernels(&device, &core, &init, options.kernel_timeout)?;
         let load = Arc::new(Self {
-            fini: kernels_of_kind(&core, KernelKind::Fini),
+            fini: if options.init_fini_kernels {
+                kernels_of_kind(&core, KernelKind::Fini)
+            } else {
+                Vec::new()
+            },
             core: Arc::clone(&core),
             teardown: OnceLock::new(),
             key,

@@ -60,6 +60,7 @@ pub struct LoadOptions {
     pub(crate) teardown: Option<TeardownCallback>,
     pub(crate) shared: bool,
     pub(crate) kernel_timeout: Duration,
+    pub(crate) init_fini_kernels: bool,
 }
 
 impl Default for LoadOptions {
@@ -70,6 +71,7 @@ impl Default for LoadOptions {
             teardown: None,
             shared: true,
             kernel_timeout: DEFAULT_INIT_FINI_TIMEOUT,
+            init_fini_kernels: true,
         }
     }
 }
@@ -118,6 +120,15 @@ impl LoadOptions {
         self
     }
 
+    /// Do not run the code object's `init` and `fini` kernels: for images whose own start
+    /// code runs the constructors and destructors (LLVM libc GPU programs, whose `_begin`
+    /// walks `.init_array`; running LLVM's `amdgcn.device.init` too would run them twice).
+    #[must_use]
+    pub fn without_init_fini_kernels(mut self) -> Self {
+        self.init_fini_kernels = false;
+        self
+    }
+
     /// Whether identical loads are shared (the default).
     pub fn shared(&self) -> bool {
         self.shared
@@ -140,6 +151,7 @@ impl fmt::Debug for LoadOptions {
             .field("teardown", &self.teardown.is_some())
             .field("shared", &self.shared)
             .field("kernel_timeout", &self.kernel_timeout)
+            .field("init_fini_kernels", &self.init_fini_kernels)
             .finish()
     }
 }

@@ -238,6 +238,27 @@ cp "$HOSTW/hip_fatbin_host.o" "$HOSTW/hip_fatbin_host.so" "$FIX/"
 fixture_meta hip_fatbin_host.o "clang-19 ${HOST_FLAGS[*]} -c src/host/hip_fatbin_host.c (.incbin of vector_add.hipfb)"
 fixture_meta hip_fatbin_host.so "ld.lld-19 -shared hip_fatbin_host.o"
 
+# ------------------------------------------------------- GPU programs ----
+# Whole GPU programs for aqueduct::program (tests/programs.rs, `aqueduct exec`): C with
+# their own start code and RPC client (src/programs/*.h), written from LLVM libc's
+# protocol. One image per target, bin/programs/<target>/<name> (no extension, like a host
+# executable; outside bin/<target>/ so the kernel corpus and the decoder oracle skip them).
+PROGRAM_TARGETS="gfx90a gfx942"
+PROGRAM_FLAGS=(-x c -std=c11 -target amdgcn-amd-amdhsa -nogpulib -ffreestanding -O2
+    -fno-ident -ffile-prefix-map="$HERE"=. -Isrc/programs -Wall -Werror)
+for t in $PROGRAM_TARGETS; do
+    mkdir -p "$OUT/programs/$t" "$WORK/obj/programs/$t"
+    for src in src/programs/*.c; do
+        name=$(basename "$src" .c)
+        obj="$WORK/obj/programs/$t/$name.o"
+        clang-19 "${PROGRAM_FLAGS[@]}" -mcpu="$t" -c "$src" -o "$obj"
+        ld.lld-19 -shared "$obj" -o "$OUT/programs/$t/$name"
+        printf '%s\t%s\n' "programs/$t/$name" \
+            "clang-19 -x c -std=c11 -ffreestanding -Isrc/programs -mcpu=$t (code object V5) -c $src; ld.lld-19 -shared" \
+            >"$WORK/meta/programs__${t}__$name"
+    done
+done
+
 # -------------------------------------------------------- disassembly ----
 # The shader-core simulator's decoder oracle: llvm-objdump-19's disassembly of every code
 # object of the simulated targets, committed next to it as <object>.dis and read by

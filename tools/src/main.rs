@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod bench;
+mod exec;
 mod info;
 mod inspect;
 mod run;
@@ -63,11 +64,24 @@ enum Command {
     /// --out 2=c.bin
     #[command(verbatim_doc_comment)]
     Run(run::RunRequest),
+    /// Run a GPU program (linked with LLVM libc's GPU start code) as LLVM's amdhsa-loader
+    /// does: `_begin`, `_start` with the shape asked for, `_end`, host calls served; its
+    /// stdout/stderr on ours, our environment as its envp, its exit code as ours
+    /// (134: memory fault, illegal instruction or abort; 124: --timeout; 125: aqueduct failed).
+    ///
+    /// Example: aqueduct exec --threads 64 --blocks 2 --timeout 30
+    /// tests/kernels/bin/programs/gfx90a/echo_args one two
+    #[command(verbatim_doc_comment)]
+    Exec(exec::ExecRequest),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    let command = match cli.command {
+        Command::Exec(request) => return exec::run(&request),
+        other => other,
+    };
+    let result = match command {
         Command::Info { json: false } => info::run(),
         Command::Info { json: true } => info::run_json(),
         Command::Inspect { file, json } => inspect::run(&file, json),
@@ -84,6 +98,7 @@ fn main() -> ExitCode {
             },
         ),
         Command::Run(request) => run::run(&request),
+        Command::Exec(_) => unreachable!("handled above"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

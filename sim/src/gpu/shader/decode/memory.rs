@@ -236,14 +236,16 @@ pub fn mubuf(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Deco
     // Fields LLVM 19's GFX9 MUBUF encodings fix to 0, so that it refuses other values
     // (checked with llvm-mc-19 field by field; nothing in the instruction uses them): the
     // operandless cache operations take no IDXEN, OFFEN, LDS or ACC, and but for buffer_wbl2
-    // (whose GLC and SCC are its SC0/SC1 scope bits on gfx942) no GLC or SCC; only the
+    // and gfx942's buffer_inv (whose GLC and SCC are their SC0/SC1 scope bits on gfx942:
+    // llvm-mc-19 and -22 print `buffer_inv sc0 sc1`; gfx90a's buffer_invl2 at the same
+    // opcode refuses them) no GLC or SCC; only the
     // dword and sub-dword loads have an LDS form. The simulator refuses them likewise.
     let invalid = |what| Err(DecodeError::Invalid { family: F, what });
     if no_operands {
         if mem.idxen || mem.offen || mem.lds || acc {
             return invalid("addressing or LDS bit of an operandless buffer operation");
         }
-        if op != Op::BufferWbl2 && (mem.cpol.glc || mem.cpol.scc) {
+        if !matches!(op, Op::BufferWbl2 | Op::BufferInv) && (mem.cpol.glc || mem.cpol.scc) {
             return invalid("cache-policy bit of a buffer cache invalidation");
         }
         return Ok(inst);
