@@ -103,12 +103,7 @@ impl EventPage {
 
     /// The page an unloaded copy of the driver made, at `address`, as its binding record
     /// describes it (checked by the caller: the address is mapped).
-    pub fn adopted(
-        address: u64,
-        handle: u64,
-        mapped_on: BTreeSet<u32>,
-        registered: bool,
-    ) -> Self {
+    pub fn adopted(address: u64, handle: u64, mapped_on: BTreeSet<u32>, registered: bool) -> Self {
         Self {
             placement: Placement::Adopted { address },
             handle,

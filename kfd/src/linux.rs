@@ -102,7 +102,10 @@ impl Sys for Linux {
         if status.st_mode & libc::S_IFMT != libc::S_IFCHR {
             return Ok(None);
         }
-        Ok(Some((libc::major(status.st_rdev), libc::minor(status.st_rdev))))
+        Ok(Some((
+            libc::major(status.st_rdev),
+            libc::minor(status.st_rdev),
+        )))
     }
 
     fn process_id(&self) -> i32 {
@@ -144,7 +147,9 @@ mod tests {
         // /dev/null is the character device 1:3; a directory is no character device.
         assert_eq!(sys.char_device(fd), Ok(Some((1, 3))));
         sys.close(fd).unwrap();
-        let dir = sys.open(Path::new("/proc"), OFlag::O_RDONLY | OFlag::O_CLOEXEC).unwrap();
+        let dir = sys
+            .open(Path::new("/proc"), OFlag::O_RDONLY | OFlag::O_CLOEXEC)
+            .unwrap();
         assert_eq!(sys.char_device(dir), Ok(None));
         sys.close(dir).unwrap();
         let listing = sys.read_dir(Path::new("/proc/self")).unwrap();

@@ -80,8 +80,8 @@ impl RecordPage {
             .map_err(|e| Error::syscall("memfd_create of the binding record", e.into()))?;
         nix::unistd::ftruncate(&fd, len as libc::off_t)
             .map_err(|e| Error::syscall("ftruncate of the binding record", e.into()))?;
-        let length = NonZeroUsize::new(len)
-            .ok_or_else(|| Error::Kernel("a page size of 0".to_owned()))?;
+        let length =
+            NonZeroUsize::new(len).ok_or_else(|| Error::Kernel("a page size of 0".to_owned()))?;
         // SAFETY: without MAP_FIXED nothing is replaced.
         let address = unsafe {
             sys.mmap(
@@ -111,7 +111,13 @@ impl RecordPage {
     fn sequence(&self) -> &AtomicU64 {
         // SAFETY: the page is mapped read-write for the life of the process, page-aligned (so
         // offset 16 is 8-aligned), and the sequence word is only accessed atomically.
-        unsafe { &*self.address.as_ptr().add(SEQUENCE_OFFSET).cast::<AtomicU64>() }
+        unsafe {
+            &*self
+                .address
+                .as_ptr()
+                .add(SEQUENCE_OFFSET)
+                .cast::<AtomicU64>()
+        }
     }
 
     /// Write `record`: the sequence goes odd, the bytes are written, the sequence goes even
@@ -254,7 +260,12 @@ fn open_fds(sys: &dyn Sys) -> Vec<i32> {
 }
 
 /// Whether `fd` is `/dev/kfd` as recorded (`device`), speaking interface `interface`.
-pub(crate) fn is_kfd_file(sys: &dyn Sys, fd: i32, device: (u32, u32), interface: (u32, u32)) -> bool {
+pub(crate) fn is_kfd_file(
+    sys: &dyn Sys,
+    fd: i32,
+    device: (u32, u32),
+    interface: (u32, u32),
+) -> bool {
     if sys.char_device(fd) != Ok(Some(device)) {
         return false;
     }
@@ -305,7 +316,8 @@ mod tests {
 
     #[test]
     fn maps_lines_parse_and_odd_lines_do_not() {
-        let line = "7f12a000-7f12b000 rw-s 00000000 00:01 2052      /memfd:aqueduct-binding (deleted)";
+        let line =
+            "7f12a000-7f12b000 rw-s 00000000 00:01 2052      /memfd:aqueduct-binding (deleted)";
         assert_eq!(
             maps_line(line),
             Some((
@@ -331,7 +343,13 @@ mod tests {
             kfd_device: (235, 0),
             interface: (1, 17),
             runtime: RuntimeState::NotAttempted,
-            render_files: vec![(7, RenderFile { minor: 128, fd: 1001 })],
+            render_files: vec![(
+                7,
+                RenderFile {
+                    minor: 128,
+                    fd: 1001,
+                },
+            )],
             event_page: None,
         };
         // Before the first write the page is all zeros: not a record.

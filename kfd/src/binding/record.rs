@@ -460,10 +460,7 @@ mod tests {
             bytes[offset..offset + value.len()].copy_from_slice(value);
             reseal(&mut bytes);
             assert!(
-                matches!(
-                    BindingRecord::decode(&bytes),
-                    Err(RecordFault::Corrupt(_))
-                ),
+                matches!(BindingRecord::decode(&bytes), Err(RecordFault::Corrupt(_))),
                 "{what}: {:?}",
                 BindingRecord::decode(&bytes)
             );
