@@ -148,9 +148,9 @@ fn assert_fork_survives() {
 
 #[test]
 fn a_plugin_embedding_aqueduct_is_loaded_used_and_unloaded_a_hundred_times() {
-    // The fixture opens the default backend. On the real kernel a fresh copy cannot bind
-    // again yet (the kernel keeps the first copy's binding: issue 11), so this runs only
-    // where the built-in simulator is the default, and says so otherwise.
+    // The fixture opens the default backend. This test is about the built-in simulator,
+    // whose state dies with each copy; on the real kernel path each fresh copy takes over the
+    // binding the unloaded one left, which `tests/dlopen_adopt.rs` proves.
     if aqueduct::backend::choose().ok() != Some(aqueduct::backend::BackendChoice::Simulator) {
         eprintln!("skipped: the built-in simulator is not the default backend here");
         return;
