@@ -17,8 +17,9 @@
 //! A binding outlives the copy of the driver that made it when that copy is unloaded
 //! (`dlclose` of a plugin that embeds aqueduct): on the real kernel its files stay open and
 //! its event page stays mapped, and a fresh copy, whose statics start empty, takes it over
-//! through the record the binding keeps of itself ([`handoff`], [`record`]). A binding to an
-//! in-process simulator dies with its copy instead ([`release_simulated_bindings`]).
+//! through the record the binding keeps of itself (the private modules `handoff` and
+//! `record`). A binding to an in-process simulator dies with its copy instead
+//! ([`release_simulated_bindings`]).
 
 use std::any::Any;
 use std::collections::BTreeMap;

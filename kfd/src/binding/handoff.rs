@@ -61,7 +61,8 @@ const TORN_READ_RETRIES: usize = 100;
 /// The page holding a binding's record.
 #[derive(Debug)]
 pub(crate) struct RecordPage {
-    address: NonNull<u8>,
+    /// The page, seen as the words the sequence number is one of (page-aligned).
+    address: NonNull<AtomicU64>,
     len: usize,
 }
 
@@ -109,15 +110,10 @@ impl RecordPage {
     }
 
     fn sequence(&self) -> &AtomicU64 {
-        // SAFETY: the page is mapped read-write for the life of the process, page-aligned (so
-        // offset 16 is 8-aligned), and the sequence word is only accessed atomically.
-        unsafe {
-            &*self
-                .address
-                .as_ptr()
-                .add(SEQUENCE_OFFSET)
-                .cast::<AtomicU64>()
-        }
+        // SAFETY: the page is mapped read-write for the life of the process and page-aligned,
+        // so word SEQUENCE_OFFSET / 8 is in it and aligned; that word is only accessed
+        // atomically.
+        unsafe { &*self.address.as_ptr().add(SEQUENCE_OFFSET / 8) }
     }
 
     /// Write `record`: the sequence goes odd, the bytes are written, the sequence goes even
@@ -132,7 +128,7 @@ impl RecordPage {
         // SAFETY: the page is mapped read-write and `len` bytes fit it; the sequence word
         // (bytes 16..24) is skipped, so nothing here overlaps the atomic.
         unsafe {
-            let page = self.address.as_ptr();
+            let page = self.address.as_ptr().cast::<u8>();
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), page, SEQUENCE_OFFSET.min(len));
             if len > SEQUENCE_OFFSET + 8 {
                 std::ptr::copy_nonoverlapping(
@@ -205,7 +201,7 @@ pub(crate) fn find_records(sys: &dyn Sys) -> Result<Vec<FoundRecord>> {
             continue;
         }
         let len = end - start;
-        let Some(address) = NonNull::new(start as *mut u8) else {
+        let Some(address) = NonNull::new(start as *mut AtomicU64) else {
             continue;
         };
         let mut bytes = vec![0u8; len.min(MAX_RECORD_LEN)];
@@ -372,7 +368,7 @@ mod tests {
         // A memfd of the same name holding garbage is found and refused, never trusted.
         let fake = RecordPage::create(&sys).unwrap();
         // SAFETY: the fresh page is ours, mapped read-write.
-        unsafe { fake.address.as_ptr().write_bytes(0xA5, 64) };
+        unsafe { fake.address.as_ptr().cast::<u8>().write_bytes(0xA5, 64) };
         let found = find_records(&sys).unwrap();
         let garbage = found
             .iter()

@@ -225,13 +225,11 @@ pub unsafe extern "C" fn fstatat(
     {
         return device_stat!(buf, device);
     }
+    let follow = flags & libc::AT_SYMLINK_NOFOLLOW == 0;
     // SAFETY: forwarded under the caller's contract.
-    path_status!(
-        path,
-        buf,
-        flags & libc::AT_SYMLINK_NOFOLLOW == 0,
-        |p| unsafe { next::FSTATAT.get()(dirfd, p, buf, flags) }
-    )
+    path_status!(path, buf, follow, |p| unsafe {
+        next::FSTATAT.get()(dirfd, p, buf, flags)
+    })
 }
 
 /// `fstatat64`.
@@ -252,13 +250,11 @@ pub unsafe extern "C" fn fstatat64(
     {
         return device_stat!(buf, device);
     }
+    let follow = flags & libc::AT_SYMLINK_NOFOLLOW == 0;
     // SAFETY: forwarded under the caller's contract.
-    path_status!(
-        path,
-        buf,
-        flags & libc::AT_SYMLINK_NOFOLLOW == 0,
-        |p| unsafe { next::FSTATAT64.get()(dirfd, p, buf, flags) }
-    )
+    path_status!(path, buf, follow, |p| unsafe {
+        next::FSTATAT64.get()(dirfd, p, buf, flags)
+    })
 }
 
 /// Fill a `statx` for a device file.
@@ -307,16 +303,17 @@ pub unsafe extern "C" fn statx(
     }
     // SAFETY: the caller's contract.
     match unsafe { target(path) } {
-        // SAFETY: forwarded under the caller's contract.
-        Target::Host => unsafe { next::STATX.get()(dirfd, path, flags, mask, buf) },
         // SAFETY: the caller's valid out-pointer.
         Target::Device(device) => unsafe { device_statx(buf, device) },
         // SAFETY: the caller's valid out-pointer.
         Target::FdLink(device) if flags & libc::AT_SYMLINK_NOFOLLOW == 0 => unsafe {
             device_statx(buf, device)
         },
-        // SAFETY: forwarded under the caller's contract (the link itself).
-        Target::FdLink(_) => unsafe { next::STATX.get()(dirfd, path, flags, mask, buf) },
+        // SAFETY: forwarded under the caller's contract (an fd link not followed is the
+        // link itself).
+        Target::Host | Target::FdLink(_) => unsafe {
+            next::STATX.get()(dirfd, path, flags, mask, buf)
+        },
         // SAFETY: forwarded with the mirror's path.
         Target::Mirrored(mirrored) => unsafe {
             next::STATX.get()(dirfd, mirrored.as_ptr(), flags, mask, buf)
