@@ -191,9 +191,14 @@ fn read_own_memory(address: usize, buf: &mut [u8]) -> Result<()> {
     }
 }
 
-/// Every record page in this process, parsed.
+/// Every record page in this process, parsed. None where `/proc/self/maps` cannot be read
+/// (no `/proc` in a chroot, say): then no record can be found either, and a first open must
+/// not fail for it (a later copy that cannot find its predecessor's binding fails at
+/// ACQUIRE_VM with EBUSY, and says why).
 pub(crate) fn find_records(sys: &dyn Sys) -> Result<Vec<FoundRecord>> {
-    let maps = maps(sys)?;
+    let Ok(maps) = maps(sys) else {
+        return Ok(Vec::new());
+    };
     let mut found = Vec::new();
     for (start, end, perms, path) in maps.lines().filter_map(maps_line) {
         let named = path == MAPS_NAME || path.strip_suffix(" (deleted)") == Some(MAPS_NAME);
