@@ -14,19 +14,17 @@
 //! zeroed copy runs again): the test captures stderr during the rounds and counts the
 //! announcements, one per round.
 
-use std::ffi::CStr;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
+
+mod dlopen_support;
+
+use dlopen_support::{build_fixture, is_mapped, maps, round};
 
 /// Loads, dispatches and unloads.
 const ROUNDS: usize = 100;
-/// The fixture's exported entry point (see `tests/dlopen-fixture/src/lib.rs`).
-const ENTRY: &[u8] = b"aqueduct_fixture_run\0";
-type Entry = unsafe extern "C" fn(message: *mut u8, len: usize) -> i32;
 /// Resident memory may grow this much over the rounds after the first (allocator caches,
 /// pages touched once). The simulator's decoder tables used to be built on the heap by every
 /// copy and leaked at unload: 27 KiB a round, 2.6 MiB over the rounds.
@@ -126,81 +124,6 @@ fn tempfile() -> File {
         .unwrap()
 }
 
-fn maps() -> String {
-    std::fs::read_to_string("/proc/self/maps").unwrap()
-}
-
-/// Whether any mapping of this process is backed by `library`.
-fn is_mapped(library: &Path) -> bool {
-    let needle = library.to_str().unwrap();
-    maps().lines().any(|line| line.ends_with(needle))
-}
-
-/// Build the fixture with the cargo and profile that built this test binary, and return the
-/// canonical path of the shared library.
-///
-/// The first time in a target directory this compiles the workspace crates once more: a
-/// build of this one package unifies features differently from `cargo test --workspace`
-/// (whose members' dev-dependencies turn on features of shared dependencies), so it cannot
-/// reuse that build's artifacts (about 1m40s on a 2-core machine; nothing after that).
-fn build_fixture() -> PathBuf {
-    // <target-dir>/<profile-dir>/deps/dlopen_unload-<hash>
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
-    let target_dir = profile_dir.parent().unwrap();
-    let profile = match profile_dir.file_name().unwrap().to_str().unwrap() {
-        "debug" => "dev",
-        other => other,
-    };
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "aqueduct-dlopen-fixture",
-            "--profile",
-        ])
-        .arg(profile)
-        .arg("--target-dir")
-        .arg(target_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .unwrap();
-    assert!(status.success(), "building the fixture: {status}");
-    let library = profile_dir.join("libaqueduct_dlopen_fixture.so");
-    library
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{}: {e}", library.display()))
-}
-
-/// One round: load, run the fixture's dispatch, unload; the library must leave the process.
-fn round(library: &Path, round: usize) {
-    // SAFETY: the fixture is our own cdylib; loading it runs no initialiser of its own beyond
-    // what every Rust cdylib has, and nothing of it is used after `close`.
-    let loaded = unsafe { libloading::Library::new(library) }
-        .unwrap_or_else(|e| panic!("round {round}: dlopen: {e}"));
-    assert!(is_mapped(library), "round {round}: loaded but not mapped?");
-    let mut message = [0u8; 512];
-    let rc = {
-        // SAFETY: the symbol is `aqueduct_fixture_run`, of exactly this signature.
-        let entry = unsafe { loaded.get::<Entry>(ENTRY) }
-            .unwrap_or_else(|e| panic!("round {round}: dlsym: {e}"));
-        // SAFETY: `message` is valid for writes of its whole length during the call.
-        unsafe { entry(message.as_mut_ptr(), message.len()) }
-    };
-    let why = CStr::from_bytes_until_nul(&message).map_or("?", |m| m.to_str().unwrap_or("?"));
-    assert_eq!(rc, 0, "round {round}: the fixture failed: {why}");
-    loaded
-        .close()
-        .unwrap_or_else(|e| panic!("round {round}: dlclose: {e}"));
-    assert!(
-        !is_mapped(library),
-        "round {round}: dlclose succeeded but the library is still mapped (a thread-local \
-         destructor or another reference keeps it)"
-    );
-}
-
 /// Fork once: the `pthread_atfork` handlers every copy registered (aqueduct's fork epoch, the
 /// simulator's fork gate) must have left with it, or the fork would call into unmapped code
 /// (glibc drops an object's handlers when it unloads it: they are registered with its
@@ -225,9 +148,9 @@ fn assert_fork_survives() {
 
 #[test]
 fn a_plugin_embedding_aqueduct_is_loaded_used_and_unloaded_a_hundred_times() {
-    // The fixture opens the default backend. On the real kernel a fresh copy cannot bind
-    // again yet (the kernel keeps the first copy's binding: issue 11), so this runs only
-    // where the built-in simulator is the default, and says so otherwise.
+    // The fixture opens the default backend. This test is about the built-in simulator,
+    // whose state dies with each copy; on the real kernel path each fresh copy takes over the
+    // binding the unloaded one left, which `tests/dlopen_adopt.rs` proves.
     if aqueduct::backend::choose().ok() != Some(aqueduct::backend::BackendChoice::Simulator) {
         eprintln!("skipped: the built-in simulator is not the default backend here");
         return;

@@ -13,6 +13,13 @@
 //! child. Every operation compares the process id with the one recorded at open and fails with
 //! [`Error::ForkedChild`]; the child's next open drops the inherited binding without a single
 //! ioctl (closing only its own copies of the fds) and binds afresh.
+//!
+//! A binding outlives the copy of the driver that made it when that copy is unloaded
+//! (`dlclose` of a plugin that embeds aqueduct): on the real kernel its files stay open and
+//! its event page stays mapped, and a fresh copy, whose statics start empty, takes it over
+//! through the record the binding keeps of itself (the private modules `handoff` and
+//! `record`). A binding to an in-process simulator dies with its copy instead
+//! ([`release_simulated_bindings`]).
 
 use std::any::Any;
 use std::collections::BTreeMap;
@@ -28,6 +35,12 @@ use crate::event_page::EventPage;
 use crate::ioctls;
 use crate::retry::restarting;
 use crate::sys::{Backend, HOST_KERNEL, OFlag, Sys};
+
+mod handoff;
+mod record;
+
+use handoff::RecordPage;
+use record::{BindingRecord, EventPageRecord, RecordFault};
 
 /// The oldest KFD interface minor version this driver opens.
 pub const MIN_INTERFACE_MINOR: u32 = 6;
@@ -100,6 +113,8 @@ pub(crate) struct BindingState {
     pub open: OpenDriver,
     /// Set in a fork child: the binding belongs to the parent.
     pub abandoned: bool,
+    /// Where the binding's record is kept (real kernel only; made at the first publish).
+    record_page: Option<RecordPage>,
 }
 
 /// The process-lifetime part of the driver: `/dev/kfd`, render-node files, event page.
@@ -108,6 +123,8 @@ pub struct ProcessBinding {
     sys: Arc<dyn Sys>,
     pid: i32,
     kfd_fd: i32,
+    /// The device number of `/dev/kfd`, as `fstat` of `kfd_fd` gave it (real kernel only).
+    kfd_device: Option<(u32, u32)>,
     version: (u32, u32),
     state: Mutex<BindingState>,
 }
@@ -171,19 +188,30 @@ impl ProcessBinding {
             let inherited = registry.swap_remove(index);
             inherited.abandon();
         }
-        let binding = Arc::new(Self::create(Arc::clone(sys), pid)?);
+        // On the real kernel a copy of the driver unloaded earlier in this process may have
+        // left its binding there: take it over (never bind a second time beside it).
+        let adopted = if sys.backend() == Backend::Linux {
+            Self::adopt(sys, pid)?
+        } else {
+            None
+        };
+        let binding = match adopted {
+            Some(binding) => Arc::new(binding),
+            None => Arc::new(Self::create(Arc::clone(sys), pid)?),
+        };
         registry.push(Arc::clone(&binding));
         Ok(binding)
     }
 
-    fn create(sys: Arc<dyn Sys>, pid: i32) -> Result<Self> {
+    /// Open `/dev/kfd` and check its interface version.
+    fn open_kfd(sys: &dyn Sys) -> Result<(i32, (u32, u32))> {
         let kfd_fd = sys
             .open(Path::new(KFD_DEVICE_PATH), OFlag::O_RDWR | OFlag::O_CLOEXEC)
             .map_err(|errno| Error::Open {
                 path: KFD_DEVICE_PATH.into(),
                 errno,
             })?;
-        let version = restarting(|| ioctls::get_version(sys.as_ref(), kfd_fd));
+        let version = restarting(|| ioctls::get_version(sys, kfd_fd));
         let version = match version {
             Ok(v) => (v.major_version, v.minor_version),
             Err(err) => {
@@ -200,10 +228,21 @@ impl ProcessBinding {
                 why: MIN_INTERFACE_WHY,
             });
         }
+        Ok((kfd_fd, version))
+    }
+
+    fn create(sys: Arc<dyn Sys>, pid: i32) -> Result<Self> {
+        let (kfd_fd, version) = Self::open_kfd(sys.as_ref())?;
+        let kfd_device = if sys.backend() == Backend::Linux {
+            sys.char_device(kfd_fd).ok().flatten()
+        } else {
+            None
+        };
         Ok(Self {
             sys,
             pid,
             kfd_fd,
+            kfd_device,
             version,
             state: Mutex::new(BindingState {
                 render_files: BTreeMap::new(),
@@ -211,8 +250,152 @@ impl ProcessBinding {
                 runtime: RuntimeState::NotAttempted,
                 open: OpenDriver::default(),
                 abandoned: false,
+                record_page: None,
             }),
         })
+    }
+
+    /// Take over the binding an unloaded copy of the driver left in this process, if its
+    /// record is found: `None` if there is none (nothing was bound on the real kernel by a
+    /// copy of aqueduct), an error if there is one that cannot be taken over ([`handoff`]).
+    fn adopt(sys: &Arc<dyn Sys>, pid: i32) -> Result<Option<Self>> {
+        let mut mine = Vec::new();
+        for found in handoff::find_records(sys.as_ref())? {
+            match &found.record {
+                Ok(record) if record.pid == pid => mine.push(found),
+                // Another process' (inherited despite MADV_DONTFORK), or memory that merely
+                // has the name: not ours to take.
+                Ok(_) | Err(RecordFault::NotARecord) => {}
+                Err(fault) => {
+                    return Err(Error::Adoption(format!(
+                        "{fault} (at {:#x})",
+                        found.page.address()
+                    )));
+                }
+            }
+        }
+        let found = match mine.len() {
+            0 => return Ok(None),
+            1 => mine.swap_remove(0),
+            n => {
+                return Err(Error::Adoption(format!(
+                    "{n} binding records of this process ({}): which one the kernel holds is                      unclear",
+                    mine.iter()
+                        .map(|f| format!("{:#x}", f.page.address()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        };
+        let Ok(record) = found.record else {
+            return Ok(None);
+        };
+        let raw = sys.as_ref();
+        // Any /dev/kfd fd reaches this address space's one KFD process: keep the recorded
+        // one if it still is /dev/kfd, else open another.
+        let (kfd_fd, version) =
+            if handoff::is_kfd_file(raw, record.kfd_fd, record.kfd_device, record.interface) {
+                (record.kfd_fd, record.interface)
+            } else {
+                Self::open_kfd(raw)?
+            };
+        let kfd_device = raw.char_device(kfd_fd).ok().flatten();
+        let mut render_files = BTreeMap::new();
+        for (gpu_id, file) in &record.render_files {
+            let held = handoff::render_file_holding_vm(raw, kfd_fd, *gpu_id, *file);
+            match held {
+                Ok(file) => {
+                    render_files.insert(*gpu_id, file);
+                }
+                Err(err) => {
+                    if kfd_fd != record.kfd_fd {
+                        let _ = raw.close(kfd_fd);
+                    }
+                    return Err(err);
+                }
+            }
+        }
+        let event_page = match record.event_page {
+            None => None,
+            Some(page) => {
+                if !handoff::is_mapped(raw, page.address, page.size)? {
+                    if kfd_fd != record.kfd_fd {
+                        let _ = raw.close(kfd_fd);
+                    }
+                    return Err(Error::Adoption(format!(
+                        "the event page this process gave the kernel ({:#x}, {:#x} bytes) is no                          longer mapped, and the kernel takes no other",
+                        page.address, page.size
+                    )));
+                }
+                Some(EventPage::adopted(
+                    page.address,
+                    page.handle,
+                    page.mapped_on,
+                    page.registered,
+                ))
+            }
+        };
+        let binding = Self {
+            sys: Arc::clone(sys),
+            pid,
+            kfd_fd,
+            kfd_device,
+            version,
+            state: Mutex::new(BindingState {
+                render_files,
+                event_page,
+                runtime: record.runtime,
+                open: OpenDriver::default(),
+                abandoned: false,
+                record_page: Some(found.page),
+            }),
+        };
+        // The files may have moved: the record says where they are now.
+        binding.publish(&mut binding.lock_state());
+        Ok(Some(binding))
+    }
+
+    /// What the binding is now, as a record.
+    fn record(&self, state: &BindingState, kfd_device: (u32, u32)) -> BindingRecord {
+        BindingRecord {
+            pid: self.pid,
+            kfd_fd: self.kfd_fd,
+            kfd_device,
+            interface: self.version,
+            runtime: state.runtime,
+            render_files: state
+                .render_files
+                .iter()
+                .map(|(gpu_id, file)| (*gpu_id, *file))
+                .collect(),
+            event_page: state.event_page.as_ref().map(|page| EventPageRecord {
+                address: page.address(),
+                size: crate::abi::KFD_EVENT_PAGE_SIZE as u64,
+                handle: page.handle(),
+                registered: page.is_registered(),
+                mapped_on: page.mapped_on().clone(),
+            }),
+        }
+    }
+
+    /// Write the binding's record for a later copy of the driver to find ([`handoff`]): on
+    /// the real kernel, in the process that made the binding, once something is bound.
+    /// Best effort: without a record a later copy cannot take the binding over and says so.
+    pub(crate) fn publish(&self, state: &mut BindingState) {
+        let Some(kfd_device) = self.kfd_device else {
+            return;
+        };
+        let bound = !state.render_files.is_empty() || state.event_page.is_some();
+        if state.abandoned || !bound || !self.is_owner_process() {
+            return;
+        }
+        let record = self.record(state, kfd_device);
+        if state.record_page.is_none() {
+            state.record_page = RecordPage::create(self.sys.as_ref()).ok();
+        }
+        if let Some(page) = &state.record_page {
+            page.write(&record);
+        }
     }
 
     /// In a fork child: forget the parent's state without one ioctl, closing only this
@@ -223,6 +406,8 @@ impl ProcessBinding {
             return;
         }
         state.abandoned = true;
+        // The record page is MADV_DONTFORK: a child has none to touch.
+        state.record_page = None;
         for file in std::mem::take(&mut state.render_files).into_values() {
             let _ = self.sys.close(file.fd);
         }
@@ -319,7 +504,7 @@ impl ProcessBinding {
             return;
         }
         // r_debug = 0: aqueduct has no loader debug interface for a debugger to read.
-        state.runtime = match restarting(|| {
+        let outcome = match restarting(|| {
             ioctls::runtime_enable(
                 self.sys.as_ref(),
                 self.kfd_fd,
@@ -330,6 +515,8 @@ impl ProcessBinding {
             Ok(_) => RuntimeState::Enabled,
             Err(err) => RuntimeState::Refused(err.errno),
         };
+        state.runtime = outcome;
+        self.publish(state);
     }
 
     /// Map an ioctl failure to an error, recognising a fork child's EBADF.

@@ -75,6 +75,11 @@ pub enum Error {
         /// What went wrong.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The process binding that an unloaded copy of the driver left in the kernel cannot be
+    /// taken over (the message says what is missing); the kernel refuses a second binding in
+    /// this process, so the GPU cannot be opened until the process ends.
+    #[error("cannot take over this process' GPU binding: {0}")]
+    Adoption(String),
     /// No GPU in the topology can be used.
     #[error("no usable GPU: {0}")]
     NoUsableGpu(String),

@@ -29,10 +29,23 @@ pub const EVENT_PAGE_FLAGS: AllocFlags = AllocFlags::GTT
     .union(AllocFlags::WRITABLE)
     .union(AllocFlags::NO_SUBSTITUTE);
 
+/// Where the page's mapping came from.
+#[derive(Debug)]
+enum Placement {
+    /// Made by this copy of the driver in a range it reserved (unmapped when dropped).
+    Reserved(VaRange),
+    /// Made by an unloaded copy and taken over from its binding record: the mapping belongs
+    /// to the process and is never unmapped (the kernel keeps the page for the process' life).
+    Adopted {
+        /// The page's address.
+        address: u64,
+    },
+}
+
 /// The process' event page.
 #[derive(Debug)]
 pub(crate) struct EventPage {
-    range: VaRange,
+    placement: Placement,
     handle: u64,
     mapped_on: BTreeSet<u32>,
     registered: bool,
@@ -81,11 +94,32 @@ impl EventPage {
             return Err(err);
         }
         Ok(Self {
-            range,
+            placement: Placement::Reserved(range),
             handle,
             mapped_on: BTreeSet::new(),
             registered: false,
         })
+    }
+
+    /// The page an unloaded copy of the driver made, at `address`, as its binding record
+    /// describes it (checked by the caller: the address is mapped).
+    pub fn adopted(address: u64, handle: u64, mapped_on: BTreeSet<u32>, registered: bool) -> Self {
+        Self {
+            placement: Placement::Adopted { address },
+            handle,
+            mapped_on,
+            registered,
+        }
+    }
+
+    /// The GPUs the page is mapped on.
+    pub fn mapped_on(&self) -> &BTreeSet<u32> {
+        &self.mapped_on
+    }
+
+    /// Whether the kernel took the page.
+    pub fn is_registered(&self) -> bool {
+        self.registered
     }
 
     /// Map the page on every GPU of `gpu_ids` it is not mapped on yet.
@@ -139,11 +173,16 @@ impl EventPage {
 
     /// The page's address (the same for the CPU and every GPU).
     pub fn address(&self) -> u64 {
-        self.range.start()
+        match &self.placement {
+            Placement::Reserved(range) => range.start(),
+            Placement::Adopted { address } => *address,
+        }
     }
 
     /// Forget the page without touching anything (a fork child).
     pub fn abandon(self) {
-        self.range.abandon();
+        if let Placement::Reserved(range) = self.placement {
+            range.abandon();
+        }
     }
 }

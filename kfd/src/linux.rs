@@ -93,6 +93,21 @@ impl Sys for Linux {
             .map_err(|e| Errno::from(&e))
     }
 
+    fn char_device(&self, fd: RawFd) -> Result<Option<(u32, u32)>, Errno> {
+        // SAFETY: an all-zero `stat` is a valid value of the plain C struct.
+        let mut status: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `status` is a valid out-pointer; the kernel validates `fd` (EBADF).
+        let rc = unsafe { libc::fstat(fd, &raw mut status) };
+        nix::errno::Errno::result(rc).map_err(Errno::from)?;
+        if status.st_mode & libc::S_IFMT != libc::S_IFCHR {
+            return Ok(None);
+        }
+        Ok(Some((
+            libc::major(status.st_rdev),
+            libc::minor(status.st_rdev),
+        )))
+    }
+
     fn process_id(&self) -> i32 {
         nix::unistd::getpid().as_raw()
     }
@@ -117,6 +132,7 @@ mod tests {
             Err(Errno::ENOENT)
         );
         assert_eq!(sys.close(-1), Err(Errno::EBADF));
+        assert_eq!(sys.char_device(-1), Err(Errno::EBADF));
         assert!(sys.page_size() >= 4096);
         assert_eq!(sys.process_id(), std::process::id() as i32);
         let fd = sys
@@ -128,7 +144,14 @@ mod tests {
             crate::ioctl::call::<crate::request::GetVersion>(&sys, fd, &mut version).unwrap_err();
         assert_eq!(err.errno, Errno::ENOTTY);
         assert_eq!(err.request, "AMDKFD_IOC_GET_VERSION");
+        // /dev/null is the character device 1:3; a directory is no character device.
+        assert_eq!(sys.char_device(fd), Ok(Some((1, 3))));
         sys.close(fd).unwrap();
+        let dir = sys
+            .open(Path::new("/proc"), OFlag::O_RDONLY | OFlag::O_CLOEXEC)
+            .unwrap();
+        assert_eq!(sys.char_device(dir), Ok(None));
+        sys.close(dir).unwrap();
         let listing = sys.read_dir(Path::new("/proc/self")).unwrap();
         assert!(listing.iter().any(|n| n == "status"));
     }

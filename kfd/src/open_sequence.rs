@@ -107,7 +107,16 @@ impl<'a> OpenSequence<'a> {
     /// ACQUIRE_VM: bind each GPU's VM to its render-node file. A file the kernel refuses is
     /// closed and forgotten, and so is every other file not bound yet; a file it accepted is
     /// kept for the life of the process.
+    ///
+    /// Whatever was bound is written to the binding's record either way, for a later copy of
+    /// the driver to take over.
     pub(crate) fn bind_vms(&self, state: &mut BindingState, usable: &[UsableGpu]) -> Result<()> {
+        let result = self.bind_each_vm(state, usable);
+        self.binding.publish(state);
+        result
+    }
+
+    fn bind_each_vm(&self, state: &mut BindingState, usable: &[UsableGpu]) -> Result<()> {
         for (node, file) in usable {
             let gpu_id = node.gpu_id().unwrap_or_default();
             let acquired =
@@ -127,7 +136,8 @@ impl<'a> OpenSequence<'a> {
                 let op = if err.errno == crate::Errno::EBUSY {
                     format!(
                         "bind the VM of GPU {gpu_id:#x} to renderD{} (the GPU is bound to another \
-                         render-node file in this process: did another runtime open it?)",
+                         render-node file in this process: did another runtime, or a copy of \
+                         aqueduct that left no binding record, open it?)",
                         file.minor
                     )
                 } else {
@@ -191,9 +201,21 @@ impl<'a> OpenSequence<'a> {
             .map_or(XNACK_UNKNOWN, |mode| u8::from(mode != 0))
     }
 
-    /// The event page: made once per process, mapped on every GPU, handed to the kernel.
-    /// Returns its address and BO handle.
+    /// The event page: made once per process, mapped on every GPU, handed to the kernel
+    /// (and written to the binding's record, whatever the outcome). Returns its address and
+    /// BO handle.
     pub(crate) fn event_page(
+        &self,
+        state: &mut BindingState,
+        gpus: &[Gpu],
+        range: (u64, u64),
+    ) -> Result<(u64, u64)> {
+        let result = self.make_event_page(state, gpus, range);
+        self.binding.publish(state);
+        result
+    }
+
+    fn make_event_page(
         &self,
         state: &mut BindingState,
         gpus: &[Gpu],

@@ -116,6 +116,15 @@ pub trait Sys: Send + Sync + fmt::Debug {
         HOST_KERNEL
     }
 
+    /// `fstat(2)` of `fd`: its device number `(major, minor)` if it is a character device,
+    /// `None` if it is another kind of file. A fresh copy of the driver uses it to check that
+    /// the files a binding record names are still the device files it recorded
+    /// ([`crate::binding`]). Backends that never hand a binding over need not implement it.
+    fn char_device(&self, fd: RawFd) -> Result<Option<(u32, u32)>, Errno> {
+        let _ = fd;
+        Err(Errno::ENOSYS)
+    }
+
     /// Whether [`Sys::notify_doorbell`] must be called after each doorbell store. On hardware
     /// the store itself reaches the GPU and this is `false`; a queue reads it once at creation.
     fn doorbell_needs_notify(&self) -> bool {

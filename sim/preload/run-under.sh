@@ -4,6 +4,7 @@
 #   sim/preload/run-under.sh PROGRAM [ARGS...]    any program (rocminfo, a C client, ...)
 #   sim/preload/run-under.sh --hardware-tests     aqueduct's hardware-gated tests, over the
 #                                                 real Linux backend, required to run (no skips),
+#                                                 the dlopen handoff test (tests/dlopen_adopt.rs),
 #                                                 then the C clients, rocminfo and ROCr
 #                                                 (sim/preload/tests/clients.rs)
 #
@@ -27,6 +28,10 @@ executables() {
 }
 kfd_hardware="$(executables -p kfd --test hardware)"
 launches="$(executables -p aqueduct --test hardware_launches)"
+adopt="$(executables -p aqueduct --test dlopen_adopt)"
+# The plugin that test loads and unloads; built here, without the interposer (the test's own
+# build of it is then a no-op, and runs with LD_PRELOAD removed anyway).
+cargo build -q -p aqueduct-dlopen-fixture
 
 run() {
     local machine="$1" test="$2"
@@ -40,6 +45,10 @@ run() {
 run mi210 "$kfd_hardware" --skip hardware_peer_mappings
 run mi210-hive "$kfd_hardware"
 run mi210 "$launches"
+# A plugin embedding aqueduct, loaded and unloaded again and again: each fresh copy takes over
+# the binding the unloaded one left in the (simulated) kernel, on one GPU and on four.
+run mi210 "$adopt"
+run mi210-hive "$adopt"
 
 # The README's quickstart over the real path.
 cargo build -q --example quickstart

@@ -18,7 +18,8 @@
 //! end of the process would) and this copy's default machine
 //! ([`amdgpu_sim::release_default_machine`]). A binding to the real kernel is never released:
 //! the kernel keeps its KFD process until the process ends, and a fresh copy of the library
-//! must find it again (issue 11).
+//! takes it over through the record the binding keeps in process memory (`kfd`'s binding
+//! handoff; `tests/dlopen_adopt.rs`).
 //!
 //! ## How the release runs at unload
 //!

@@ -32,6 +32,10 @@ pub(crate) enum Served {
     OtherDriNode,
     /// A path in a mirrored subtree: the normalised absolute path.
     Mirrored(String),
+    /// This process' link to one of its fds (`/proc/self/fd/N`, `/proc/thread-self/fd/N`,
+    /// `/proc/<own pid>/fd/N`, `/dev/fd/N`): the callers serve it when `N` is a simulated fd
+    /// (the kernel shows the device file there) and leave it to the host otherwise.
+    OwnFd(i32),
     /// Everything else: the host's.
     Host,
 }
@@ -70,7 +74,7 @@ pub(crate) fn classify(path: &CStr) -> Served {
     let bytes = path.to_bytes();
     let maybe = bytes.starts_with(b"/dev")
         || bytes.starts_with(b"/sys")
-        || bytes.starts_with(b"/proc/modules")
+        || bytes.starts_with(b"/proc/")
         || {
             // `/x/../dev/kfd` and `//dev/kfd` name the device too.
             bytes.first() == Some(&b'/') && (bytes.windows(2).any(|w| w == b"/." || w == b"//"))
@@ -84,9 +88,33 @@ pub(crate) fn classify(path: &CStr) -> Served {
     classify_normalised(path)
 }
 
+/// The fd number of a path naming one of this process' fd links, if it is one.
+fn own_fd(path: &str) -> Option<i32> {
+    let number = if let Some(rest) = path.strip_prefix("/dev/fd/") {
+        rest
+    } else {
+        let rest = path.strip_prefix("/proc/")?;
+        let (process, rest) = rest.split_once('/')?;
+        let ours = process == "self"
+            || process == "thread-self"
+            || process.parse::<u32>().ok() == Some(std::process::id());
+        if !ours {
+            return None;
+        }
+        rest.strip_prefix("fd/")?
+    };
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    number.parse().ok()
+}
+
 fn classify_normalised(path: String) -> Served {
     if path == "/dev/kfd" {
         return Served::Kfd;
+    }
+    if let Some(fd) = own_fd(&path) {
+        return Served::OwnFd(fd);
     }
     if let Some(node) = path.strip_prefix("/dev/dri/") {
         return match node.strip_prefix("renderD").map(str::parse) {
@@ -139,6 +167,15 @@ mod tests {
         assert_eq!(of(c"/dev/kfd2"), Served::Host);
         assert_eq!(of(c"dev/kfd"), Served::Host);
         assert_eq!(of(c"/proc/self/maps"), Served::Host);
+        assert_eq!(of(c"/proc/self/fd/7"), Served::OwnFd(7));
+        assert_eq!(of(c"/proc/thread-self/fd/12"), Served::OwnFd(12));
+        assert_eq!(of(c"/dev/fd/3"), Served::OwnFd(3));
+        let own = std::ffi::CString::new(format!("/proc/{}/fd/5", std::process::id())).unwrap();
+        assert_eq!(of(&own), Served::OwnFd(5));
+        assert_eq!(of(c"/proc/1/fd/5"), Served::Host);
+        assert_eq!(of(c"/proc/self/fd"), Served::Host);
+        assert_eq!(of(c"/proc/self/fd/5x"), Served::Host);
+        assert_eq!(of(c"/proc/self/fdinfo/5"), Served::Host);
         assert_eq!(
             of(c"/proc/modules"),
             Served::Mirrored("/proc/modules".into())

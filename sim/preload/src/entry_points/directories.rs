@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use kfd::Errno;
 
 use super::files::open_device;
-use super::{fail, path_arg};
+use super::{fail, fd_device, path_arg};
 use crate::fds::Device;
 use crate::paths::{Served, classify};
 use crate::{guard, next, simulator};
@@ -15,6 +15,8 @@ use crate::{guard, next, simulator};
 /// What a path means for these calls.
 enum Target {
     Device(Device),
+    /// This process' `/proc` link to a simulated fd.
+    FdLink(Device),
     Mirrored(std::ffi::CString),
     Missing(Errno),
     Host,
@@ -36,6 +38,7 @@ unsafe fn target(path: *const c_char) -> Target {
         Served::Kfd => Target::Device(Device::Kfd),
         Served::Render(minor) => Target::Device(Device::Render(minor)),
         Served::OtherDriNode => Target::Missing(Errno::ENOENT),
+        Served::OwnFd(fd) => fd_device(fd).map_or(Target::Host, Target::FdLink),
         Served::Mirrored(name) => match simulator::get() {
             Ok(simulator) => {
                 let _inside = guard::enter();
@@ -96,8 +99,10 @@ pub unsafe extern "C" fn fopen(path: *const c_char, mode: *const c_char) -> *mut
         // SAFETY: forwarded under the caller's contract.
         Target::Host => unsafe { next::FOPEN.get()(path, mode) },
         // SAFETY: the caller's contract.
-        Target::Device(device) if !mode.is_null() => unsafe { fopen_device(device, mode) },
-        Target::Device(_) => fail(Errno::EINVAL, std::ptr::null_mut()),
+        Target::Device(device) | Target::FdLink(device) if !mode.is_null() => unsafe {
+            fopen_device(device, mode)
+        },
+        Target::Device(_) | Target::FdLink(_) => fail(Errno::EINVAL, std::ptr::null_mut()),
         // SAFETY: forwarded with the mirror's path.
         Target::Mirrored(mirrored) => unsafe { next::FOPEN.get()(mirrored.as_ptr(), mode) },
         Target::Missing(errno) => fail(errno, std::ptr::null_mut()),
@@ -116,8 +121,10 @@ pub unsafe extern "C" fn fopen64(path: *const c_char, mode: *const c_char) -> *m
         // SAFETY: forwarded under the caller's contract.
         Target::Host => unsafe { next::FOPEN64.get()(path, mode) },
         // SAFETY: the caller's contract.
-        Target::Device(device) if !mode.is_null() => unsafe { fopen_device(device, mode) },
-        Target::Device(_) => fail(Errno::EINVAL, std::ptr::null_mut()),
+        Target::Device(device) | Target::FdLink(device) if !mode.is_null() => unsafe {
+            fopen_device(device, mode)
+        },
+        Target::Device(_) | Target::FdLink(_) => fail(Errno::EINVAL, std::ptr::null_mut()),
         // SAFETY: forwarded with the mirror's path.
         Target::Mirrored(mirrored) => unsafe { next::FOPEN64.get()(mirrored.as_ptr(), mode) },
         Target::Missing(errno) => fail(errno, std::ptr::null_mut()),
@@ -135,7 +142,7 @@ pub unsafe extern "C" fn opendir(path: *const c_char) -> *mut libc::DIR {
     match unsafe { target(path) } {
         // SAFETY: forwarded under the caller's contract.
         Target::Host => unsafe { next::OPENDIR.get()(path) },
-        Target::Device(_) => fail(Errno::ENOTDIR, std::ptr::null_mut()),
+        Target::Device(_) | Target::FdLink(_) => fail(Errno::ENOTDIR, std::ptr::null_mut()),
         // SAFETY: forwarded with the mirror's path.
         Target::Mirrored(mirrored) => unsafe { next::OPENDIR.get()(mirrored.as_ptr()) },
         Target::Missing(errno) => fail(errno, std::ptr::null_mut()),
@@ -154,6 +161,15 @@ pub unsafe extern "C" fn readlink(path: *const c_char, buf: *mut c_char, size: u
         // SAFETY: forwarded under the caller's contract.
         Target::Host => unsafe { next::READLINK.get()(path, buf, size) },
         Target::Device(_) => fail(Errno::EINVAL, -1),
+        // The kernel's link names the device file (truncated to `size`, no NUL, as readlink
+        // does).
+        Target::FdLink(device) => {
+            let name = super::files::device_path(device);
+            let n = name.len().min(size);
+            // SAFETY: the caller's contract: `buf` is valid for `size` bytes of writes.
+            unsafe { std::ptr::copy_nonoverlapping(name.as_ptr().cast::<c_char>(), buf, n) };
+            n as isize
+        }
         // SAFETY: forwarded with the mirror's path.
         Target::Mirrored(mirrored) => unsafe { next::READLINK.get()(mirrored.as_ptr(), buf, size) },
         Target::Missing(errno) => fail(errno, -1),
@@ -199,7 +215,7 @@ pub unsafe extern "C" fn realpath(path: *const c_char, resolved: *mut c_char) ->
     match unsafe { target(path) } {
         // SAFETY: forwarded under the caller's contract.
         Target::Host => unsafe { next::REALPATH.get()(path, resolved) },
-        Target::Device(device) => {
+        Target::Device(device) | Target::FdLink(device) => {
             let name = super::files::device_path(device);
             // SAFETY: the caller's contract on `resolved`.
             unsafe { realpath_result(name.as_bytes(), resolved) }

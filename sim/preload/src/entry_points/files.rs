@@ -7,7 +7,7 @@ use kfd::Errno;
 use kfd::ioctl::Opcode;
 use kfd::sys::{OFlag, Sys};
 
-use super::{fail_int, path_arg};
+use super::{fail_int, fd_device, path_arg};
 use crate::fds::Device;
 use crate::paths::{Served, classify};
 use crate::{guard, next, simulator};
@@ -58,6 +58,12 @@ unsafe fn open_any(
         Served::Kfd => open_device(Device::Kfd, flags),
         Served::Render(minor) => open_device(Device::Render(minor), flags),
         Served::OtherDriNode => Err(Errno::ENOENT),
+        // Opening a device through its /proc link opens the device again: a new file, as the
+        // kernel does for a character device (the link is not followed to the old file).
+        Served::OwnFd(fd) => match fd_device(fd) {
+            Some(device) => open_device(device, flags),
+            None => return host(path),
+        },
         Served::Mirrored(name) => match simulator::get() {
             Ok(simulator) => {
                 let mirrored = {

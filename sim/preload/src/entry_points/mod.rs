@@ -22,6 +22,18 @@ use std::ffi::{CStr, c_char, c_int};
 
 use kfd::Errno;
 
+use crate::fds::Device;
+use crate::{guard, simulator};
+
+/// The simulated device an fd is open on; `None` for a host fd (and before the machine
+/// exists, when no fd can be simulated).
+fn fd_device(fd: c_int) -> Option<Device> {
+    if guard::inside() {
+        return None;
+    }
+    simulator::built()?.fds.get(fd).map(|d| d.device)
+}
+
 /// Set `errno` and return `ret` (the C convention for a failed call).
 fn fail<T>(errno: Errno, ret: T) -> T {
     // SAFETY: `__errno_location` returns this thread's errno slot, always valid.

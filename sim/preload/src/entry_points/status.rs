@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use kfd::Errno;
 
-use super::{fail_int, path_arg};
+use super::{fail_int, fd_device, path_arg};
 use crate::fds::Device;
 use crate::mirror::DRM_MAJOR;
 use crate::paths::{Served, classify};
@@ -29,6 +29,9 @@ fn device_numbers(device: Device) -> (u32, u32) {
 enum Target {
     /// A simulated device file (that exists on the simulated machine).
     Device(Device),
+    /// This process' `/proc` link to a simulated fd: the device when followed, the host's
+    /// symbolic link when not.
+    FdLink(Device),
     /// The mirror's file at this path.
     Mirrored(std::ffi::CString),
     /// Does not exist here.
@@ -54,12 +57,15 @@ unsafe fn target(path: *const c_char) -> Target {
     if served == Served::Host {
         return Target::Host;
     }
+    if let Served::OwnFd(fd) = served {
+        return fd_device(fd).map_or(Target::Host, Target::FdLink);
+    }
     let simulator = match simulator::get() {
         Ok(simulator) => simulator,
         Err(errno) => return Target::Missing(errno),
     };
     match served {
-        Served::Host => Target::Host,
+        Served::Host | Served::OwnFd(_) => Target::Host,
         Served::Kfd => Target::Device(Device::Kfd),
         Served::Render(minor) => {
             if simulator
@@ -79,14 +85,6 @@ unsafe fn target(path: *const c_char) -> Target {
             Target::Mirrored(simulator.mirror.path_for(&simulator.machine, &name))
         }
     }
-}
-
-/// The simulated device an fd is open on.
-fn fd_device(fd: c_int) -> Option<Device> {
-    if guard::inside() {
-        return None;
-    }
-    simulator::built()?.fds.get(fd).map(|d| d.device)
 }
 
 /// Fill a `stat` or `stat64` (the same layout on x86_64 glibc) for a device file.
@@ -110,13 +108,16 @@ macro_rules! device_stat {
     }};
 }
 
-/// One path-based status call: `$host` is the next definition, called with a path.
+/// One path-based status call: `$host` is the next definition, called with a path;
+/// `$follow` says whether a final symbolic link is followed.
 macro_rules! path_status {
-    ($path:expr, $buf:expr, $host:expr) => {{
+    ($path:expr, $buf:expr, $follow:expr, $host:expr) => {{
         // SAFETY: the caller's contract.
         match unsafe { target($path) } {
             Target::Host => $host($path),
             Target::Device(device) => device_stat!($buf, device),
+            Target::FdLink(device) if $follow => device_stat!($buf, device),
+            Target::FdLink(_) => $host($path),
             Target::Mirrored(mirrored) => $host(mirrored.as_ptr()),
             Target::Missing(errno) => fail_int(errno),
         }
@@ -131,7 +132,7 @@ macro_rules! path_status {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stat(path: *const c_char, buf: *mut libc::stat) -> c_int {
     // SAFETY: forwarded under the caller's contract.
-    path_status!(path, buf, |p| unsafe { next::STAT.get()(p, buf) })
+    path_status!(path, buf, true, |p| unsafe { next::STAT.get()(p, buf) })
 }
 
 /// `stat64`.
@@ -142,7 +143,7 @@ pub unsafe extern "C" fn stat(path: *const c_char, buf: *mut libc::stat) -> c_in
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn stat64(path: *const c_char, buf: *mut libc::stat64) -> c_int {
     // SAFETY: forwarded under the caller's contract.
-    path_status!(path, buf, |p| unsafe { next::STAT64.get()(p, buf) })
+    path_status!(path, buf, true, |p| unsafe { next::STAT64.get()(p, buf) })
 }
 
 /// `lstat(2)`.
@@ -153,7 +154,7 @@ pub unsafe extern "C" fn stat64(path: *const c_char, buf: *mut libc::stat64) -> 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn lstat(path: *const c_char, buf: *mut libc::stat) -> c_int {
     // SAFETY: forwarded under the caller's contract.
-    path_status!(path, buf, |p| unsafe { next::LSTAT.get()(p, buf) })
+    path_status!(path, buf, false, |p| unsafe { next::LSTAT.get()(p, buf) })
 }
 
 /// `lstat64`.
@@ -164,7 +165,7 @@ pub unsafe extern "C" fn lstat(path: *const c_char, buf: *mut libc::stat) -> c_i
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn lstat64(path: *const c_char, buf: *mut libc::stat64) -> c_int {
     // SAFETY: forwarded under the caller's contract.
-    path_status!(path, buf, |p| unsafe { next::LSTAT64.get()(p, buf) })
+    path_status!(path, buf, false, |p| unsafe { next::LSTAT64.get()(p, buf) })
 }
 
 /// `fstat(2)`.
@@ -224,8 +225,9 @@ pub unsafe extern "C" fn fstatat(
     {
         return device_stat!(buf, device);
     }
+    let follow = flags & libc::AT_SYMLINK_NOFOLLOW == 0;
     // SAFETY: forwarded under the caller's contract.
-    path_status!(path, buf, |p| unsafe {
+    path_status!(path, buf, follow, |p| unsafe {
         next::FSTATAT.get()(dirfd, p, buf, flags)
     })
 }
@@ -248,8 +250,9 @@ pub unsafe extern "C" fn fstatat64(
     {
         return device_stat!(buf, device);
     }
+    let follow = flags & libc::AT_SYMLINK_NOFOLLOW == 0;
     // SAFETY: forwarded under the caller's contract.
-    path_status!(path, buf, |p| unsafe {
+    path_status!(path, buf, follow, |p| unsafe {
         next::FSTATAT64.get()(dirfd, p, buf, flags)
     })
 }
@@ -300,10 +303,17 @@ pub unsafe extern "C" fn statx(
     }
     // SAFETY: the caller's contract.
     match unsafe { target(path) } {
-        // SAFETY: forwarded under the caller's contract.
-        Target::Host => unsafe { next::STATX.get()(dirfd, path, flags, mask, buf) },
         // SAFETY: the caller's valid out-pointer.
         Target::Device(device) => unsafe { device_statx(buf, device) },
+        // SAFETY: the caller's valid out-pointer.
+        Target::FdLink(device) if flags & libc::AT_SYMLINK_NOFOLLOW == 0 => unsafe {
+            device_statx(buf, device)
+        },
+        // SAFETY: forwarded under the caller's contract (an fd link not followed is the
+        // link itself).
+        Target::Host | Target::FdLink(_) => unsafe {
+            next::STATX.get()(dirfd, path, flags, mask, buf)
+        },
         // SAFETY: forwarded with the mirror's path.
         Target::Mirrored(mirrored) => unsafe {
             next::STATX.get()(dirfd, mirrored.as_ptr(), flags, mask, buf)
@@ -323,7 +333,7 @@ pub unsafe extern "C" fn access(path: *const c_char, mode: c_int) -> c_int {
     match unsafe { target(path) } {
         // SAFETY: forwarded under the caller's contract.
         Target::Host => unsafe { next::ACCESS.get()(path, mode) },
-        Target::Device(_) => 0,
+        Target::Device(_) | Target::FdLink(_) => 0,
         // SAFETY: forwarded with the mirror's path.
         Target::Mirrored(mirrored) => unsafe { next::ACCESS.get()(mirrored.as_ptr(), mode) },
         Target::Missing(errno) => fail_int(errno),
@@ -346,7 +356,7 @@ pub unsafe extern "C" fn faccessat(
     match unsafe { target(path) } {
         // SAFETY: forwarded under the caller's contract.
         Target::Host => unsafe { next::FACCESSAT.get()(dirfd, path, mode, flags) },
-        Target::Device(_) => 0,
+        Target::Device(_) | Target::FdLink(_) => 0,
         // SAFETY: forwarded with the mirror's path.
         Target::Mirrored(mirrored) => unsafe {
             next::FACCESSAT.get()(dirfd, mirrored.as_ptr(), mode, flags)
@@ -361,7 +371,7 @@ macro_rules! xattr_read {
     ($path:expr, $none:expr, $host:expr) => {{
         // SAFETY: the caller's contract.
         match unsafe { target($path) } {
-            Target::Host => $host($path),
+            Target::Host | Target::FdLink(_) => $host($path),
             Target::Device(_) => $none,
             Target::Mirrored(mirrored) => $host(mirrored.as_ptr()),
             Target::Missing(errno) => fail_int(errno) as isize,

@@ -197,6 +197,34 @@ int main(void)
                                                  .gpu_id = gpu.gpu_id};
     EXPECT(ioctl(kfd, AMDKFD_IOC_ACQUIRE_VM, &acquire) == 0, "ACQUIRE_VM");
 
+    /* The fd links in /proc name the device files (what a program that looks for its device
+     * fds reads); followed, they are the devices; a device reopened through its link is a new
+     * file, which ACQUIRE_VM refuses once the GPU is bound to another (EBUSY). */
+    char fd_link[64], link_target[64] = {0};
+    snprintf(fd_link, sizeof fd_link, "/proc/self/fd/%d", render);
+    EXPECT(readlink(fd_link, link_target, sizeof link_target - 1) == (ssize_t)strlen(render_path) &&
+               strcmp(link_target, render_path) == 0,
+           "readlink %s, got %s", fd_link, link_target);
+    EXPECT(stat(fd_link, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 226 &&
+               minor(st.st_rdev) == gpu.render_minor,
+           "stat through the render node's fd link");
+    EXPECT(lstat(fd_link, &st) == 0 && S_ISLNK(st.st_mode), "lstat of an fd link is the link");
+    int reopened = open(fd_link, O_RDWR | O_CLOEXEC);
+    EXPECT(reopened >= 0 && reopened != render, "reopen the render node through its fd link");
+    struct kfd_ioctl_acquire_vm_args other_file = {.drm_fd = (uint32_t)reopened,
+                                                    .gpu_id = gpu.gpu_id};
+    errno = 0;
+    EXPECT(ioctl(kfd, AMDKFD_IOC_ACQUIRE_VM, &other_file) == -1 && errno == EBUSY,
+           "ACQUIRE_VM with another file of the same render node: EBUSY");
+    EXPECT(ioctl(kfd, AMDKFD_IOC_ACQUIRE_VM, &acquire) == 0, "ACQUIRE_VM with the same file: 0");
+    if (reopened >= 0)
+        close(reopened);
+    memset(link_target, 0, sizeof link_target);
+    snprintf(fd_link, sizeof fd_link, "/dev/fd/%d", kfd);
+    EXPECT(readlink(fd_link, link_target, sizeof link_target - 1) == 8 &&
+               strcmp(link_target, "/dev/kfd") == 0,
+           "readlink %s, got %s", fd_link, link_target);
+
     struct kfd_process_device_apertures apertures[16];
     memset(apertures, 0, sizeof apertures);
     struct kfd_ioctl_get_process_apertures_new_args get_apertures = {
