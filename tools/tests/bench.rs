@@ -42,6 +42,7 @@ fn bench_measures_every_path_and_prints_json() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["schema"], 1);
     assert_eq!(report["simulated"], true);
+    assert_eq!(report["interposer"], false);
     assert_eq!(report["command"], "aqueduct bench --iterations 10");
     assert!(report["host"]["cores"].as_u64().unwrap() >= 1, "{report}");
     assert!(!report["host"]["cpu"].as_str().unwrap().is_empty());
@@ -285,6 +286,16 @@ fn under_the_interposer_both_sides_report_every_path() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let comparison = comparison_with_aqueduct_measured(&report);
     assert_eq!(report["simulated"], false, "the real path: {report}");
+    assert_eq!(report["interposer"], true, "{report}");
+    let profile = interposer.parent().unwrap().file_name().unwrap();
+    assert_eq!(
+        report["command"],
+        format!(
+            "LD_PRELOAD=target/{}/libamdgpu_sim_preload.so AQUEDUCT_BACKEND=hw aqueduct bench \
+             --iterations 10 --rocr",
+            profile.to_str().unwrap()
+        )
+    );
     assert!(
         comparison["aqueduct"]["detail"]
             .as_str()

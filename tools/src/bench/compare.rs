@@ -334,8 +334,16 @@ fn spawn_child(runtime: Runtime, iterations: usize, rocr_library: &str) -> Outco
             "the {} child failed ({status})",
             runtime.name()
         ))),
-        Ok(_) => serde_json::from_slice(&stdout)
-            .map_err(|e| format!("the {} child's report: {e}", runtime.name()))
+        // The report is the last line; a runtime may print lines of its own before it.
+        Ok(_) => String::from_utf8_lossy(&stdout)
+            .lines()
+            .rev()
+            .find(|line| line.starts_with('{'))
+            .ok_or_else(|| format!("the {} child printed no report", runtime.name()))
+            .and_then(|line| {
+                serde_json::from_str(line)
+                    .map_err(|e| format!("the {} child's report: {e}", runtime.name()))
+            })
             .and_then(|value| Outcome::from_json(&value))
             .unwrap_or_else(|why| Outcome::Unavailable(said(why))),
     }

@@ -68,10 +68,18 @@ pub struct Run<'a> {
 impl Run<'_> {
     /// The command line that reproduces these figures.
     fn command(&self) -> String {
+        let interposer = interposer_profile();
         let machine = std::env::var("AQUEDUCT_SIM_MACHINE")
             .ok()
-            .filter(|_| self.simulated)
+            .filter(|_| self.simulated || interposer.is_some())
             .map_or_else(String::new, |m| format!("AQUEDUCT_SIM_MACHINE={m} "));
+        let machine = match interposer {
+            Some(profile) => format!(
+                "{machine}LD_PRELOAD=target/{profile}/libamdgpu_sim_preload.so \
+                 AQUEDUCT_BACKEND=hw "
+            ),
+            None => machine,
+        };
         let rocr = self.comparison.map_or_else(String::new, |c| {
             if c.rocr_library == compare::ROCR_LIBRARY {
                 " --rocr".to_owned()
@@ -92,6 +100,31 @@ impl Run<'_> {
             "release build"
         }
     }
+}
+
+/// Whether this process runs under the simulator's LD_PRELOAD interposer (then "/dev/kfd" is
+/// the simulated GPU, reached through the real system-call path).
+fn under_interposer() -> bool {
+    interposer_profile().is_some()
+}
+
+/// The cargo profile directory (`debug`, `release`) of the preloaded interposer, if any.
+fn interposer_profile() -> Option<String> {
+    let preload = std::env::var("LD_PRELOAD").ok()?;
+    let library = preload
+        .split([':', ' '])
+        .map(std::path::Path::new)
+        .find(|path| {
+            path.file_name()
+                .is_some_and(|name| name == "libamdgpu_sim_preload.so")
+        })?;
+    let profile = library
+        .parent()
+        .and_then(std::path::Path::file_name)
+        .and_then(|name| name.to_str())
+        .filter(|name| *name != "deps")
+        .unwrap_or("debug");
+    Some(profile.to_owned())
 }
 
 /// Print `figures` in `format`.
@@ -148,6 +181,7 @@ fn json(figures: &[Figure], run: &Run<'_>) -> serde_json::Value {
         "schema": 1,
         "device": run.device,
         "simulated": run.simulated,
+        "interposer": under_interposer(),
         "target": run.target,
         "iterations": run.iterations,
         "command": run.command(),
@@ -317,6 +351,11 @@ fn markdown(figures: &[Figure], run: &Run<'_>) -> String {
     use std::fmt::Write as _;
     let gpu = if run.simulated {
         format!("simulated GPU ({}, {})", run.device, run.target)
+    } else if under_interposer() {
+        format!(
+            "simulated GPU served through the LD_PRELOAD interposer ({}, {})",
+            run.device, run.target
+        )
     } else {
         format!("real GPU ({}, {})", run.device, run.target)
     };
