@@ -123,32 +123,38 @@ fn measure_initialised(
     result.map(|()| name)
 }
 
+/// What `first_gpu`'s agent callback is handed.
+struct GpuSearch<'a> {
+    hsa: &'a Hsa,
+    found: Option<Handle>,
+}
+
 /// The first GPU agent and its name (`gfx90a`).
 fn first_gpu(hsa: &Hsa) -> Result<(Handle, String), String> {
     unsafe extern "C" fn find_gpu(agent: Handle, data: *mut c_void) -> hsa::Status {
+        // SAFETY: `data` is the `GpuSearch` that `first_gpu` passed, alive and not otherwise
+        // borrowed while `hsa_iterate_agents` runs.
+        let search = unsafe { &mut *data.cast::<GpuSearch<'_>>() };
         let mut device = 0u32;
         // SAFETY: `agent` is the runtime's; `device` is valid for the 4-byte write of
-        // `hsa_device_type_t`. ROCr's functions are callable from its own callbacks.
-        let hsa = unsafe { &*data.cast::<(&Hsa, Option<Handle>)>() }.0;
-        // SAFETY: as above.
+        // `hsa_device_type_t`. ROCr's functions may be called from its own callbacks.
         let status = unsafe {
-            (hsa.agent_get_info)(agent, hsa::AGENT_INFO_DEVICE, (&raw mut device).cast())
+            (search.hsa.agent_get_info)(agent, hsa::AGENT_INFO_DEVICE, (&raw mut device).cast())
         };
         if status == hsa::STATUS_SUCCESS && device == hsa::DEVICE_TYPE_GPU {
-            // SAFETY: `data` is the `(&Hsa, Option<Handle>)` that `first_gpu` passed, alive
-            // and not otherwise borrowed for the duration of `hsa_iterate_agents`.
-            unsafe { (*data.cast::<(&Hsa, Option<Handle>)>()).1 = Some(agent) };
+            search.found = Some(agent);
             return hsa::STATUS_INFO_BREAK;
         }
         hsa::STATUS_SUCCESS
     }
-    let mut found: (&Hsa, Option<Handle>) = (hsa, None);
-    // SAFETY: `find_gpu` has the callback's signature and reads `data` as the tuple given.
-    let status = unsafe { (hsa.iterate_agents)(find_gpu, (&raw mut found).cast()) };
+    let mut search = GpuSearch { hsa, found: None };
+    // SAFETY: `find_gpu` has the callback's signature and reads `data` as the `GpuSearch`
+    // given, which outlives the call.
+    let status = unsafe { (hsa.iterate_agents)(find_gpu, (&raw mut search).cast()) };
     if status != hsa::STATUS_INFO_BREAK {
         hsa.check("hsa_iterate_agents", status)?;
     }
-    let gpu = found.1.ok_or("ROCr found no GPU agent")?;
+    let gpu = search.found.ok_or("ROCr found no GPU agent")?;
     let mut name = [0u8; 64];
     // SAFETY: `HSA_AGENT_INFO_NAME` writes a `char[64]`; `name` is 64 bytes.
     hsa.check("hsa_agent_get_info(NAME)", unsafe {
