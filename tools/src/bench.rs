@@ -4,8 +4,10 @@
 //! The paths are the library's public calls, timed from the host; nothing here is logic a
 //! library user would need.
 
+mod compare;
 mod host;
 mod report;
+mod rocr;
 
 use std::time::{Duration, Instant};
 
@@ -13,6 +15,7 @@ use aqueduct::{
     Arg, Condition, Device, Geometry, LoadOptions, MemoryLocation, MemoryOrder, QueueOptions,
 };
 
+pub use compare::{ROCR_LIBRARY, Runtime, child};
 pub use report::Format;
 use report::{Figure, Run};
 
@@ -60,8 +63,19 @@ const VALU_ITERATIONS: u32 = 20_000;
 const VALU_LANES: u32 = 64;
 const WAIT: Option<Duration> = Some(Duration::from_secs(30));
 
-/// Measure every path `iterations` times (at least 10) and print the figures.
-pub fn run(iterations: usize, format: Format) -> Result<(), Error> {
+/// The built-in empty kernel for `processor` (`gfx90a`).
+fn empty_kernel(processor: &str) -> Result<&'static [u8], String> {
+    EMPTY
+        .iter()
+        .find(|(target, _)| *target == processor)
+        .map(|(_, bytes)| *bytes)
+        .ok_or_else(|| format!("no built-in empty kernel for {processor} (gfx90a, gfx942)"))
+}
+
+/// Measure every path `iterations` times (at least 10) and print the figures; with
+/// `rocr_library`, also aqueduct's and ROCr's figures for the same paths, side by side (see
+/// `compare`).
+pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Result<(), Error> {
     let iterations = iterations.max(10);
     let device = Device::open()?;
     let gpu = device.gpus()?[0].clone();
@@ -296,6 +310,9 @@ pub fn run(iterations: usize, format: Format) -> Result<(), Error> {
     let description = device.description().to_owned();
     let simulated = device.is_simulated();
     drop((signal, device));
+    let comparison = rocr_library
+        .map(|library| compare::run(iterations, library))
+        .transpose()?;
     let host = host::Host::current();
     report::print(
         &figures,
@@ -305,6 +322,7 @@ pub fn run(iterations: usize, format: Format) -> Result<(), Error> {
             target: &gpu.target_id.to_string(),
             iterations,
             host: &host,
+            comparison: comparison.as_ref(),
         },
         format,
     );

@@ -56,6 +56,31 @@ enum Command {
         /// command); `scripts/figures.sh` runs this on a release build.
         #[arg(long, conflicts_with = "json")]
         markdown: bool,
+        /// Also measure ROCr (libhsa-runtime64, loaded at run time) on the same paths (init,
+        /// queue creation, dispatch round trip, shutdown, reinit) and print its figures beside
+        /// aqueduct's. Each runtime runs in fresh child processes of this run. Where ROCr is
+        /// not installed or sees no GPU, its columns say so and the run still succeeds. On
+        /// the simulator, run under the LD_PRELOAD interposer so that both see the same GPU:
+        /// AQUEDUCT_BACKEND=hw sim/preload/run-under.sh target/release/aqueduct bench --rocr
+        #[arg(long, verbatim_doc_comment)]
+        rocr: bool,
+        /// The ROCr library to load with --rocr (a file name the dynamic loader searches, or
+        /// a path).
+        #[arg(long, requires = "rocr", default_value = bench::ROCR_LIBRARY)]
+        rocr_library: String,
+    },
+    /// One runtime's side of `bench --rocr`, in a fresh process: prints its samples as JSON.
+    #[command(hide = true)]
+    BenchChild {
+        /// The runtime to measure.
+        #[arg(long, value_enum)]
+        runtime: bench::Runtime,
+        /// Samples per path; 0 measures only the first init and its shutdown.
+        #[arg(long)]
+        iterations: usize,
+        /// The ROCr library.
+        #[arg(long, default_value = bench::ROCR_LIBRARY)]
+        rocr_library: String,
     },
     /// Launch one kernel of a code object (or of the matching entry of a bundle) and wait.
     ///
@@ -89,6 +114,8 @@ fn main() -> ExitCode {
             iterations,
             json,
             markdown,
+            rocr,
+            rocr_library,
         } => bench::run(
             iterations,
             match (json, markdown) {
@@ -96,7 +123,16 @@ fn main() -> ExitCode {
                 (_, true) => bench::Format::Markdown,
                 _ => bench::Format::Table,
             },
+            rocr.then_some(rocr_library.as_str()),
         ),
+        Command::BenchChild {
+            runtime,
+            iterations,
+            rocr_library,
+        } => {
+            bench::child(runtime, iterations, &rocr_library);
+            Ok(())
+        }
         Command::Run(request) => run::run(&request),
         Command::Exec(_) => unreachable!("handled above"),
     };

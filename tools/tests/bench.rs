@@ -1,9 +1,13 @@
 //! `aqueduct bench` on the simulator: every path of issue 12's table measured, stable JSON
 //! (ids, goals, the host and the command), markdown rows for the README, progress on stderr;
 //! and the VALU count the throughput figure uses, checked against the committed disassembly.
+//! With `--rocr`: ROCr's side reported as not installed or without a GPU (and the run still
+//! succeeding), and under the LD_PRELOAD interposer both sides' figures for every path.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use test_support::hardware;
 
 fn bench(args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
@@ -38,12 +42,14 @@ fn bench_measures_every_path_and_prints_json() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["schema"], 1);
     assert_eq!(report["simulated"], true);
+    assert_eq!(report["interposer"], false);
     assert_eq!(report["command"], "aqueduct bench --iterations 10");
     assert!(report["host"]["cores"].as_u64().unwrap() >= 1, "{report}");
     assert!(!report["host"]["cpu"].as_str().unwrap().is_empty());
     let figures = report["figures"].as_array().unwrap();
     let ids: Vec<&str> = figures.iter().map(|f| f["id"].as_str().unwrap()).collect();
     assert_eq!(ids, PATHS, "{report}");
+    assert!(report["comparison"].is_null(), "no --rocr: {report}");
     for figure in figures {
         let median = figure["median"].as_f64().unwrap();
         assert!(median > 0.0, "{figure}");
@@ -130,5 +136,190 @@ fn valu_loop_body_has_the_counted_valu_instructions() {
             .filter(|&at| (head..branch).contains(&at))
             .count();
         assert_eq!(valu, 9, "{target}: VALU instructions in the loop body");
+    }
+}
+
+/// The paths `--rocr` compares, by id.
+const COMPARED: [&str; 7] = [
+    "init",
+    "queue_create",
+    "queue_destroy",
+    "dispatch_spin",
+    "dispatch_event_wait",
+    "shutdown",
+    "reinit",
+];
+
+/// The `comparison` object of a `--rocr --json` report, with aqueduct's side checked: measured,
+/// every path with figures (init with one sample per fresh process).
+fn comparison_with_aqueduct_measured(report: &serde_json::Value) -> &serde_json::Value {
+    let comparison = &report["comparison"];
+    assert_eq!(comparison["aqueduct"]["status"], "measured", "{report}");
+    let processes = comparison["processes"].as_u64().unwrap();
+    assert!(processes >= 2, "{report}");
+    let paths = comparison["paths"].as_array().unwrap();
+    let ids: Vec<&str> = paths.iter().map(|p| p["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, COMPARED, "{report}");
+    for path in paths {
+        let ours = &path["aqueduct"];
+        assert!(ours["median"].as_f64().unwrap() > 0.0, "{path}");
+        let expected = if path["id"] == "init" { processes } else { 10 };
+        assert!(ours["samples"].as_u64().unwrap() >= expected, "{path}");
+        assert_eq!(path["unit"], "µs", "{path}");
+    }
+    comparison
+}
+
+#[test]
+fn rocr_not_installed_is_said_and_the_run_succeeds() {
+    let missing = "/nonexistent/libhsa-runtime64.so.1";
+    let out = bench(&[
+        "--iterations",
+        "10",
+        "--json",
+        "--rocr",
+        "--rocr-library",
+        missing,
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["command"],
+        format!("aqueduct bench --iterations 10 --rocr --rocr-library {missing}")
+    );
+    let comparison = comparison_with_aqueduct_measured(&report);
+    let rocr = &comparison["rocr"];
+    assert_eq!(rocr["status"], "not_installed", "{report}");
+    assert_eq!(rocr["library"], missing, "{report}");
+    assert!(
+        rocr["reason"].as_str().unwrap().contains(missing),
+        "{report}"
+    );
+    for path in comparison["paths"].as_array().unwrap() {
+        assert!(path["rocr"].is_null(), "{path}");
+    }
+    // The table says it in ROCr's column, once per path.
+    let table = bench(&["--iterations", "10", "--rocr", "--rocr-library", missing]);
+    let text = String::from_utf8(table.stdout).unwrap();
+    let rows = text
+        .lines()
+        .filter(|l| l.trim_end().ends_with("not installed  µs"))
+        .count();
+    assert_eq!(rows, COMPARED.len(), "{text}");
+}
+
+#[test]
+fn rocr_without_a_gpu_is_reported_not_fatal() {
+    if Path::new("/dev/kfd").exists() {
+        return hardware::skip(
+            "rocr_without_a_gpu",
+            "/dev/kfd exists: ROCr has a GPU to see here",
+        );
+    }
+    // No interposer: the built-in simulator serves aqueduct, and ROCr finds no /dev/kfd.
+    let out = bench(&["--iterations", "10", "--json", "--rocr"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let comparison = comparison_with_aqueduct_measured(&report);
+    let rocr = &comparison["rocr"];
+    match rocr["status"].as_str().unwrap() {
+        "not_installed" => {
+            hardware::skip(
+                "rocr_without_a_gpu",
+                "ROCr (libhsa-runtime64) not installed",
+            );
+        }
+        status => {
+            assert_eq!(status, "unavailable", "{report}");
+            assert!(rocr["reason"].as_str().unwrap().contains("GPU"), "{report}");
+            assert!(
+                comparison["paths"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|p| p["rocr"].is_null()),
+                "{report}"
+            );
+        }
+    }
+}
+
+/// Build the interposer with the cargo and profile that built this test, into the same
+/// target directory, and return its path (cargo copies a cdylib to `target/<profile>/`).
+fn build_interposer() -> PathBuf {
+    // <target-dir>/<profile-dir>/deps/bench-<hash>
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
+    let target_dir = profile_dir.parent().unwrap();
+    let profile = match profile_dir.file_name().unwrap().to_str().unwrap() {
+        "debug" => "dev",
+        other => other,
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let status = Command::new(cargo)
+        .args(["build", "--quiet", "-p", "amdgpu-sim-preload", "--profile"])
+        .arg(profile)
+        .arg("--target-dir")
+        .arg(target_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "building the interposer: {status}");
+    let library = profile_dir.join("libamdgpu_sim_preload.so");
+    assert!(library.exists(), "{} was not built", library.display());
+    library
+}
+
+/// On the simulated GPU served through the interposer, aqueduct (over the real `Linux`
+/// backend) and ROCr both measure every compared path in one `aqueduct bench --rocr` run.
+#[test]
+fn under_the_interposer_both_sides_report_every_path() {
+    let interposer = build_interposer();
+    let out = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+        .args(["bench", "--iterations", "10", "--json", "--rocr"])
+        .env("LD_PRELOAD", &interposer)
+        .env("AQUEDUCT_BACKEND", "hw")
+        .env_remove("AQUEDUCT_SIM_MACHINE")
+        .env_remove("AMDGPU_SIM_CONFIG")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let comparison = comparison_with_aqueduct_measured(&report);
+    assert_eq!(report["simulated"], false, "the real path: {report}");
+    assert_eq!(report["interposer"], true, "{report}");
+    let profile = interposer.parent().unwrap().file_name().unwrap();
+    assert_eq!(
+        report["command"],
+        format!(
+            "LD_PRELOAD=target/{}/libamdgpu_sim_preload.so AQUEDUCT_BACKEND=hw aqueduct bench \
+             --iterations 10 --rocr",
+            profile.to_str().unwrap()
+        )
+    );
+    assert!(
+        comparison["aqueduct"]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("/dev/kfd"),
+        "{report}"
+    );
+    let rocr = &comparison["rocr"];
+    if rocr["status"] == "not_installed" {
+        return hardware::skip(
+            "bench --rocr under the interposer",
+            rocr["reason"].as_str().unwrap_or("ROCr not installed"),
+        );
+    }
+    assert_eq!(rocr["status"], "measured", "{report}\n{stderr}");
+    assert!(
+        rocr["detail"].as_str().unwrap().ends_with("on gfx90a"),
+        "{report}"
+    );
+    let processes = comparison["processes"].as_u64().unwrap();
+    for path in comparison["paths"].as_array().unwrap() {
+        let theirs = &path["rocr"];
+        assert!(theirs["median"].as_f64().unwrap() > 0.0, "{path}");
+        let expected = if path["id"] == "init" { processes } else { 10 };
+        assert!(theirs["samples"].as_u64().unwrap() >= expected, "{path}");
     }
 }

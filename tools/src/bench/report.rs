@@ -1,6 +1,7 @@
 //! How `aqueduct bench` prints its figures: a table for people, JSON for scripts, or markdown
 //! rows for the README's figure table (each row with the command and the machine).
 
+use super::compare::{self, Comparison, Outcome};
 use super::host::Host;
 
 /// One measured path.
@@ -22,20 +23,19 @@ pub struct Figure {
 impl Figure {
     /// The `p`-quantile (0 ≤ p ≤ 1) of the samples, nearest rank; 0 without samples.
     pub fn percentile(&self, p: f64) -> f64 {
-        let mut sorted = self.samples.clone();
-        sorted.sort_by(f64::total_cmp);
-        if sorted.is_empty() {
-            return 0.0;
-        }
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss,
-            reason = "a rank below the sample count"
-        )]
-        let index = ((sorted.len() - 1) as f64 * p.clamp(0.0, 1.0)).round() as usize;
-        sorted[index]
+        percentile(&self.samples, p)
     }
+}
+
+/// The `p`-quantile (0 ≤ p ≤ 1) of `samples`, nearest rank; 0 without samples.
+fn percentile(samples: &[f64], p: f64) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let index = ((sorted.len() - 1) as f64 * p.clamp(0.0, 1.0)).round() as usize;
+    sorted[index]
 }
 
 /// The output format.
@@ -61,16 +61,36 @@ pub struct Run<'a> {
     pub iterations: usize,
     /// The host machine.
     pub host: &'a Host,
+    /// aqueduct's and ROCr's figures for the same paths (`--rocr`).
+    pub comparison: Option<&'a Comparison>,
 }
 
 impl Run<'_> {
     /// The command line that reproduces these figures.
     fn command(&self) -> String {
+        let interposer = interposer_profile();
         let machine = std::env::var("AQUEDUCT_SIM_MACHINE")
             .ok()
-            .filter(|_| self.simulated)
+            .filter(|_| self.simulated || interposer.is_some())
             .map_or_else(String::new, |m| format!("AQUEDUCT_SIM_MACHINE={m} "));
-        format!("{machine}aqueduct bench --iterations {}", self.iterations)
+        let machine = match interposer {
+            Some(profile) => format!(
+                "{machine}LD_PRELOAD=target/{profile}/libamdgpu_sim_preload.so \
+                 AQUEDUCT_BACKEND=hw "
+            ),
+            None => machine,
+        };
+        let rocr = self.comparison.map_or_else(String::new, |c| {
+            if c.rocr_library == compare::ROCR_LIBRARY {
+                " --rocr".to_owned()
+            } else {
+                format!(" --rocr --rocr-library {}", c.rocr_library)
+            }
+        });
+        format!(
+            "{machine}aqueduct bench --iterations {}{rocr}",
+            self.iterations
+        )
     }
 
     fn build() -> &'static str {
@@ -80,6 +100,31 @@ impl Run<'_> {
             "release build"
         }
     }
+}
+
+/// Whether this process runs under the simulator's LD_PRELOAD interposer (then "/dev/kfd" is
+/// the simulated GPU, reached through the real system-call path).
+fn under_interposer() -> bool {
+    interposer_profile().is_some()
+}
+
+/// The cargo profile directory (`debug`, `release`) of the preloaded interposer, if any.
+fn interposer_profile() -> Option<String> {
+    let preload = std::env::var("LD_PRELOAD").ok()?;
+    let library = preload
+        .split([':', ' '])
+        .map(std::path::Path::new)
+        .find(|path| {
+            path.file_name()
+                .is_some_and(|name| name == "libamdgpu_sim_preload.so")
+        })?;
+    let profile = library
+        .parent()
+        .and_then(std::path::Path::file_name)
+        .and_then(|name| name.to_str())
+        .filter(|name| *name != "deps")
+        .unwrap_or("debug");
+    Some(profile.to_owned())
 }
 
 /// Print `figures` in `format`.
@@ -105,6 +150,9 @@ pub fn print(figures: &[Figure], run: &Run<'_>, format: Format) {
                     f.percentile(0.9),
                     f.unit
                 );
+            }
+            if let Some(comparison) = run.comparison {
+                print!("\n{}", comparison_table(comparison));
             }
         }
     }
@@ -133,6 +181,7 @@ fn json(figures: &[Figure], run: &Run<'_>) -> serde_json::Value {
         "schema": 1,
         "device": run.device,
         "simulated": run.simulated,
+        "interposer": under_interposer(),
         "target": run.target,
         "iterations": run.iterations,
         "command": run.command(),
@@ -143,13 +192,170 @@ fn json(figures: &[Figure], run: &Run<'_>) -> serde_json::Value {
             "kernel": run.host.kernel,
         },
         "figures": rows,
+        "comparison": run.comparison.map(comparison_json),
     })
+}
+
+/// How the comparison was made, for the table's and the markdown's heading.
+fn comparison_heading(comparison: &Comparison) -> String {
+    format!(
+        "aqueduct vs ROCr, the same paths on the same device: each runtime in {} fresh child \
+         processes of this run (a kernel binds one KFD process per address space, so the two \
+         cannot share one); init has one sample per process",
+        comparison.processes
+    )
+}
+
+/// A side's median and p10 – p90, or why there is none.
+fn side_cell(outcome: &Outcome, id: &str) -> String {
+    match outcome {
+        Outcome::Measured(m) => {
+            let samples = m.samples.get(id);
+            if samples.is_empty() {
+                "—".to_owned()
+            } else {
+                format!(
+                    "{} ({} – {})",
+                    figure(percentile(samples, 0.5)),
+                    figure(percentile(samples, 0.1)),
+                    figure(percentile(samples, 0.9))
+                )
+            }
+        }
+        Outcome::NotInstalled(_) => "not installed".to_owned(),
+        Outcome::Unavailable(_) => "unavailable".to_owned(),
+    }
+}
+
+/// What ran on a side, or why it did not.
+fn side_detail(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Measured(m) => m.detail.clone(),
+        Outcome::NotInstalled(why) => format!("not installed ({why})"),
+        Outcome::Unavailable(why) => format!("unavailable ({why})"),
+    }
+}
+
+fn comparison_table(comparison: &Comparison) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", comparison_heading(comparison));
+    let _ = writeln!(out, "  aqueduct: {}", side_detail(&comparison.aqueduct));
+    let _ = writeln!(out, "  ROCr: {}", side_detail(&comparison.rocr));
+    let _ = writeln!(
+        out,
+        "{:<58} {:>26} {:>26}  unit",
+        "path", "aqueduct median (p10 – p90)", "ROCr median (p10 – p90)"
+    );
+    for path in &compare::PATHS {
+        let _ = writeln!(
+            out,
+            "{:<58} {:>26} {:>26}  µs",
+            path.name,
+            side_cell(&comparison.aqueduct, path.id),
+            side_cell(&comparison.rocr, path.id)
+        );
+    }
+    out
+}
+
+fn side_json(outcome: &Outcome, id: &str) -> serde_json::Value {
+    match outcome {
+        Outcome::Measured(m) if !m.samples.get(id).is_empty() => {
+            let samples = m.samples.get(id);
+            serde_json::json!({
+                "samples": samples.len(),
+                "median": percentile(samples, 0.5),
+                "p10": percentile(samples, 0.1),
+                "p90": percentile(samples, 0.9),
+                "min": percentile(samples, 0.0),
+                "max": percentile(samples, 1.0),
+            })
+        }
+        _ => serde_json::Value::Null,
+    }
+}
+
+fn runtime_json(outcome: &Outcome) -> serde_json::Value {
+    match outcome {
+        Outcome::Measured(m) => serde_json::json!({"status": outcome.status(), "detail": m.detail}),
+        Outcome::NotInstalled(why) | Outcome::Unavailable(why) => {
+            serde_json::json!({"status": outcome.status(), "reason": why})
+        }
+    }
+}
+
+fn comparison_json(comparison: &Comparison) -> serde_json::Value {
+    let paths: Vec<serde_json::Value> = compare::PATHS
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "id": p.id,
+                "name": p.name,
+                "calls": p.calls,
+                "unit": "µs",
+                "aqueduct": side_json(&comparison.aqueduct, p.id),
+                "rocr": side_json(&comparison.rocr, p.id),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "processes": comparison.processes,
+        "how": comparison_heading(comparison),
+        "aqueduct": runtime_json(&comparison.aqueduct),
+        "rocr": {
+            "library": comparison.rocr_library,
+            "status": comparison.rocr.status(),
+            "detail": match &comparison.rocr {
+                Outcome::Measured(m) => Some(m.detail.as_str()),
+                _ => None,
+            },
+            "reason": match &comparison.rocr {
+                Outcome::NotInstalled(why) | Outcome::Unavailable(why) => Some(why.as_str()),
+                Outcome::Measured(_) => None,
+            },
+        },
+        "paths": paths,
+    })
+}
+
+fn comparison_markdown(comparison: &Comparison, command: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "\n{}.\n", comparison_heading(comparison));
+    let _ = writeln!(
+        out,
+        "aqueduct: {}. ROCr: {}.\n",
+        side_detail(&comparison.aqueduct).replace('|', "\\|"),
+        side_detail(&comparison.rocr).replace('|', "\\|")
+    );
+    out.push_str(
+        "| what | aqueduct, µs: median (p10 – p90) | ROCr, µs: median (p10 – p90) | calls | \
+         command |\n",
+    );
+    out.push_str("|---|---|---|---|---|\n");
+    for path in &compare::PATHS {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | `{command}` |",
+            path.name,
+            side_cell(&comparison.aqueduct, path.id),
+            side_cell(&comparison.rocr, path.id),
+            path.calls.replace('|', "\\|"),
+        );
+    }
+    out
 }
 
 fn markdown(figures: &[Figure], run: &Run<'_>) -> String {
     use std::fmt::Write as _;
     let gpu = if run.simulated {
         format!("simulated GPU ({}, {})", run.device, run.target)
+    } else if under_interposer() {
+        format!(
+            "simulated GPU served through the LD_PRELOAD interposer ({}, {})",
+            run.device, run.target
+        )
     } else {
         format!("real GPU ({}, {})", run.device, run.target)
     };
@@ -178,6 +384,9 @@ fn markdown(figures: &[Figure], run: &Run<'_>) -> String {
             f.note.replace('|', "\\|"),
             run.command()
         );
+    }
+    if let Some(comparison) = run.comparison {
+        out.push_str(&comparison_markdown(comparison, &run.command()));
     }
     out
 }
@@ -231,6 +440,7 @@ mod tests {
             target: "gfx90a",
             iterations: 50,
             host: &host,
+            comparison: None,
         };
         let text = markdown(&[figure_of(&[12.345, 11.0, 13.0])], &run);
         assert!(

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Build the C clients into OUT_DIR (default: target/preload-clients) with the system C
 # compiler: kfd_client (the kernel uapi header only), hsa_vector_add (Debian's ROCr,
-# libhsa-runtime-dev), hsa_reload (ROCr loaded and unloaded with dlopen) and hsa_bench (ROCr's
-# figures, for compare-rocr.sh). Prints nothing on success; a missing compiler or header is an
-# error naming the Debian package.
+# libhsa-runtime-dev) and hsa_reload (ROCr loaded and unloaded with dlopen). Prints nothing on
+# success; a missing compiler or header is an error naming the Debian package. (ROCr's figures
+# come from `aqueduct bench --rocr`.)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:-$here/../../../../target/preload-clients}"
@@ -19,4 +19,3 @@ flags=(-std=gnu11 -O1 -g -Wall -Wextra -Werror -I"$out/include" -I/usr/include/l
 [ -f /usr/include/hsa/hsa.h ] || { echo "build.sh: no ROCr headers: install libhsa-runtime-dev" >&2; exit 1; }
 "$cc" "${flags[@]}" -o "$out/hsa_vector_add" "$here/hsa_vector_add.c" -lhsa-runtime64
 "$cc" "${flags[@]}" -o "$out/hsa_reload" "$here/hsa_reload.c" -ldl
-"$cc" "${flags[@]}" -o "$out/hsa_bench" "$here/hsa_bench.c" -lhsa-runtime64
