@@ -21,6 +21,11 @@ pub struct Gfx9ShaderCore {
     workers: usize,
     code: CodeCache,
     slices_run: AtomicU64,
+    /// Workers' register files and LDS, kept between dispatches: a wave's vector file is
+    /// 136 KiB, and allocating (zeroing) it again for every dispatch cost more than a whole
+    /// empty kernel. Registers keep stale values from earlier waves, as on hardware (see
+    /// [`Wave::reset`](crate::gpu::shader::wave::Wave::reset)).
+    idle_workers: Mutex<Vec<Worker>>,
 }
 
 impl Gfx9ShaderCore {
@@ -35,6 +40,7 @@ impl Gfx9ShaderCore {
             workers,
             code: CodeCache::new(),
             slices_run: AtomicU64::new(0),
+            idle_workers: Mutex::new(Vec::new()),
         }
     }
 
@@ -63,6 +69,9 @@ struct Run<'a> {
     launch: Launch,
     shared: Shared<'a>,
     vm: &'a dyn GpuVm,
+    idle_workers: &'a Mutex<Vec<Worker>>,
+    /// Most workers kept in `idle_workers`.
+    keep_workers: usize,
     next: AtomicU64,
     stop: AtomicBool,
     error: Mutex<Option<(u64, DispatchError)>>,
@@ -72,7 +81,7 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn work(&self, worker_index: u64) {
-        let mut worker = Worker::new();
+        let mut worker = self.take_worker();
         let mut mem = DeviceMemory::new(self.vm);
         let first_slot = worker_index * u64::from(self.launch.waves_per_group);
         let total = self.launch.total_groups();
@@ -115,6 +124,31 @@ impl Run<'_> {
         self.waves.fetch_add(worker.waves_run, Ordering::Relaxed);
         self.instructions
             .fetch_add(worker.instructions, Ordering::Relaxed);
+        self.give_back(worker);
+    }
+
+    /// An idle worker of an earlier dispatch, or a new one; its counters start at zero.
+    fn take_worker(&self) -> Worker {
+        let mut worker = self
+            .idle_workers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default();
+        worker.waves_run = 0;
+        worker.instructions = 0;
+        worker
+    }
+
+    /// Keep `worker` for the next dispatch (up to one per worker thread).
+    fn give_back(&self, worker: Worker) {
+        let mut idle = self
+            .idle_workers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if idle.len() < self.keep_workers {
+            idle.push(worker);
+        }
     }
 
     /// Record an error (the one of the lowest workgroup wins) and stop the other workers.
@@ -166,6 +200,8 @@ impl ShaderCore for Gfx9ShaderCore {
             },
             launch,
             vm,
+            idle_workers: &self.idle_workers,
+            keep_workers: self.workers,
             next: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
