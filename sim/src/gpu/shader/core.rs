@@ -21,11 +21,17 @@ pub struct Gfx9ShaderCore {
     workers: usize,
     code: CodeCache,
     slices_run: AtomicU64,
-    /// Workers' register files and LDS, kept between dispatches: a wave's vector file is
-    /// 136 KiB, and allocating (zeroing) it again for every dispatch cost more than a whole
-    /// empty kernel. Registers keep stale values from earlier waves, as on hardware (see
-    /// [`Wave::reset`](crate::gpu::shader::wave::Wave::reset)).
-    idle_workers: Mutex<Vec<Worker>>,
+}
+
+thread_local! {
+    /// The worker of the last dispatch this thread ran (a command processor's thread runs
+    /// every dispatch of its queue), kept for the next: a wave's vector file is 136 KiB, and
+    /// allocating (zeroing) it again for every dispatch cost more than a whole empty kernel.
+    /// Registers keep stale values from earlier waves, as on hardware (see
+    /// [`Wave::reset`](crate::gpu::shader::wave::Wave::reset)). Kept per thread, not in the
+    /// core, so the memory goes with the queue's thread (glibc frees it when the thread
+    /// exits, before the processor is joined) rather than outliving every queue.
+    static SPARE_WORKER: std::cell::RefCell<Option<Worker>> = const { std::cell::RefCell::new(None) };
 }
 
 impl Gfx9ShaderCore {
@@ -40,7 +46,6 @@ impl Gfx9ShaderCore {
             workers,
             code: CodeCache::new(),
             slices_run: AtomicU64::new(0),
-            idle_workers: Mutex::new(Vec::new()),
         }
     }
 
@@ -69,9 +74,6 @@ struct Run<'a> {
     launch: Launch,
     shared: Shared<'a>,
     vm: &'a dyn GpuVm,
-    idle_workers: &'a Mutex<Vec<Worker>>,
-    /// Most workers kept in `idle_workers`.
-    keep_workers: usize,
     next: AtomicU64,
     stop: AtomicBool,
     error: Mutex<Option<(u64, DispatchError)>>,
@@ -81,7 +83,18 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn work(&self, worker_index: u64) {
-        let mut worker = self.take_worker();
+        // Only the dispatching thread (worker 0) keeps a worker: the others are scoped to
+        // this dispatch.
+        let keep = worker_index == 0;
+        let mut worker = if keep {
+            SPARE_WORKER
+                .with_borrow_mut(Option::take)
+                .unwrap_or_default()
+        } else {
+            Worker::new()
+        };
+        worker.waves_run = 0;
+        worker.instructions = 0;
         let mut mem = DeviceMemory::new(self.vm);
         let first_slot = worker_index * u64::from(self.launch.waves_per_group);
         let total = self.launch.total_groups();
@@ -124,30 +137,8 @@ impl Run<'_> {
         self.waves.fetch_add(worker.waves_run, Ordering::Relaxed);
         self.instructions
             .fetch_add(worker.instructions, Ordering::Relaxed);
-        self.give_back(worker);
-    }
-
-    /// An idle worker of an earlier dispatch, or a new one; its counters start at zero.
-    fn take_worker(&self) -> Worker {
-        let mut worker = self
-            .idle_workers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .pop()
-            .unwrap_or_default();
-        worker.waves_run = 0;
-        worker.instructions = 0;
-        worker
-    }
-
-    /// Keep `worker` for the next dispatch (up to one per worker thread).
-    fn give_back(&self, worker: Worker) {
-        let mut idle = self
-            .idle_workers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if idle.len() < self.keep_workers {
-            idle.push(worker);
+        if keep {
+            SPARE_WORKER.with_borrow_mut(|spare| *spare = Some(worker));
         }
     }
 
@@ -200,8 +191,6 @@ impl ShaderCore for Gfx9ShaderCore {
             },
             launch,
             vm,
-            idle_workers: &self.idle_workers,
-            keep_workers: self.workers,
             next: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             error: Mutex::new(None),
