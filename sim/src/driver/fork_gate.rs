@@ -18,12 +18,17 @@
 use std::cell::Cell;
 use std::io::Write;
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 static FORKING: AtomicBool = AtomicBool::new(false);
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 static INSTALL: Once = Once::new();
+/// Whether the handlers are registered (then [`FORKS`] counts every fork).
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// Forks begun in this process (and, copied, in its children) since the handlers were
+/// registered.
+static FORKS: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
@@ -35,7 +40,9 @@ pub(crate) fn install() {
         // SAFETY: the three handlers are `extern "C"` functions without arguments that only
         // touch atomics and yield; pthread_atfork has no other precondition.
         let rc = unsafe { libc::pthread_atfork(Some(prepare), Some(finish), Some(finish)) };
-        if rc != 0 {
+        if rc == 0 {
+            INSTALLED.store(true, Ordering::SeqCst);
+        } else {
             let _ = std::io::stderr().write_all(
                 b"amdgpu-sim: pthread_atfork failed; forked children may deadlock in the simulator\n",
             );
@@ -48,10 +55,23 @@ extern "C" fn prepare() {
     while ACTIVE.load(Ordering::SeqCst) != 0 {
         std::thread::yield_now();
     }
+    // Counted once no section runs and none can begin: a section sees either the count
+    // before this fork, and everything it mapped is inherited, or the count after it, and
+    // nothing it maps is.
+    FORKS.fetch_add(1, Ordering::SeqCst);
 }
 
 extern "C" fn finish() {
     FORKING.store(false, Ordering::SeqCst);
+}
+
+/// How many forks this process has begun, or `None` if forks are not counted (the handlers
+/// could not be registered). Read inside a [`GateSection`], the answer stays true until the
+/// section ends: a fork waits for the section.
+pub(crate) fn forks() -> Option<u64> {
+    INSTALLED
+        .load(Ordering::SeqCst)
+        .then(|| FORKS.load(Ordering::SeqCst))
 }
 
 /// One thread's stay inside the gate. Not `Send`: it must end on the thread that began it.

@@ -150,7 +150,8 @@ impl EventTable {
         *self = Self::new();
     }
 
-    /// The interrupt rule of `kfd_signal_event_interrupt`. Returns whether any event was set.
+    /// The interrupt rule of `kfd_signal_event_interrupt`. Returns whether an event it set
+    /// has waiters to wake.
     fn signal_interrupt(&mut self, partial_id: u32, valid_bits: u32) -> bool {
         let Some(page) = &self.signal_page else {
             return false;
@@ -187,14 +188,17 @@ impl EventTable {
                 .filter(|&id| signaled(id))
                 .collect(),
         };
-        let mut any = false;
+        let mut wake = false;
         for id in candidates {
-            any |= self.set_from_interrupt(id);
+            wake |= self.set_from_interrupt(id);
         }
-        any
+        wake
     }
 
-    /// `set_event_from_interrupt`: acknowledge the slot, then set the event.
+    /// `set_event_from_interrupt`: acknowledge the slot, then set the event. Returns whether
+    /// the event has waiters: a waiter joins the list and sleeps under the lock held here, so
+    /// with none there is nobody to wake, and the wake-up (a futex system call on the command
+    /// processor's thread for every completion of an interrupt signal) is skipped.
     fn set_from_interrupt(&mut self, id: u32) -> bool {
         let gpu_signalable = self.event_mut(id).is_some_and(|e| e.gpu_signalable());
         if !gpu_signalable {
@@ -203,10 +207,10 @@ impl EventTable {
         if let Some(slot) = self.signal_page.as_ref().and_then(|p| p.slot(id)) {
             slot.store(UNSIGNALED_EVENT_SLOT, Ordering::Release);
         }
-        if let Some(event) = self.event_mut(id) {
+        self.event_mut(id).is_some_and(|event| {
             event.set();
-        }
-        true
+            !event.waiters.is_empty()
+        })
     }
 
     /// Set every event of `kind` with `update` applied first; returns whether any exists.

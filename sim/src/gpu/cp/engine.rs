@@ -25,13 +25,12 @@ impl CommandProcessorEngine {
 
 impl QueueEngine for CommandProcessorEngine {
     fn start(&self, spec: QueueSpec) -> Box<dyn RunningQueue> {
-        let control = Arc::new(Control::new(QueueConfig {
+        let control = self.watchers.control(QueueConfig {
             ring_va: spec.ring_va,
             ring_bytes: spec.ring_bytes,
             percentage: spec.percentage,
             priority: spec.priority,
-        }));
-        self.watchers.register(&control);
+        });
         let name = format!("cp-gpu{}-q{}", spec.gpu_id, spec.queue_id);
         let processor = Processor::new(spec, control.clone(), self.watchers.clone());
         let thread = ProcessorThread::spawn(&name, move || processor.run());

@@ -6,7 +6,7 @@
 //! that happened since (a doorbell, an update, a stop, a nudge) makes the park return at once,
 //! so a doorbell rung between "the ring looked empty" and "park" is never lost.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
@@ -33,21 +33,9 @@ impl QueueConfig {
     }
 }
 
-#[derive(Debug)]
-struct State {
-    /// Counts every event that may let a parked processor make progress.
-    events: u64,
-    /// The highest doorbell value stored so far (a doorbell holds the index of the last packet
-    /// made ready), or `None` before the first doorbell.
-    doorbell: Option<u64>,
-    config: QueueConfig,
-    stop: bool,
-    /// Looks begun ([`Control::observe`] calls).
-    looks: u64,
-    /// While parked: the ticket it parked with, `looks` when the park began, and whether only
-    /// an event can end it (no timeout).
-    parked: Option<(Ticket, u64, bool)>,
-}
+/// While the processor is parked: the ticket it parked with, the looks begun when the park
+/// began, and whether only an event can end it (no timeout).
+type Parked = Option<(Ticket, u64, bool)>;
 
 /// The events a processor last saw; parking with a stale ticket returns immediately.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,9 +43,31 @@ pub(crate) struct Ticket(u64);
 
 /// Shared between a queue's processor thread, its [`RunningQueue`](crate::gpu::queue::RunningQueue)
 /// handle and the engine (which nudges processors waiting on memory).
+///
+/// The hot path is lock-free: a doorbell is two atomic read-modify-writes and a load, and it
+/// takes the lock and makes the futex system call only when the processor is parked (an
+/// eventcount). The processor announces that it is about to sleep (`sleeping`, sequentially
+/// consistent) before its last look at `events`, and an event bumps `events` (sequentially
+/// consistent) before it looks at `sleeping`, so at least one of the two sees the other: either
+/// the processor sees the new event and does not sleep, or the event sees the sleeper and wakes
+/// it under the lock it sleeps with, which it cannot miss.
 #[derive(Debug)]
 pub(crate) struct Control {
-    state: Mutex<State>,
+    /// Counts every event that may let a parked processor make progress.
+    events: AtomicU64,
+    /// The highest doorbell value stored so far (a doorbell holds the index of the last packet
+    /// made ready); meaningful once `rung` is set.
+    doorbell: AtomicU64,
+    /// Whether a doorbell has been rung at all.
+    rung: AtomicBool,
+    /// Where the ring is (changed by UPDATE_QUEUE only, so the lock is uncontended).
+    config: Mutex<QueueConfig>,
+    /// Looks begun ([`Control::observe`] calls).
+    looks: AtomicU64,
+    /// Set while the processor is parked or about to park: an event must then wake it.
+    sleeping: AtomicBool,
+    /// What the processor parked with; the lock `wake` sleeps with.
+    parked: Mutex<Parked>,
     wake: Condvar,
     /// Set by DESTROY_QUEUE; the shader core polls it to abandon a running dispatch.
     abort: AtomicBool,
@@ -65,67 +75,82 @@ pub(crate) struct Control {
     /// barrier value, a halted queue's `queue_inactive_signal`), which other processors'
     /// signal updates may satisfy.
     polling_memory: AtomicBool,
+    /// Processors of the engine parked polling memory (this one counts itself while it is).
+    pollers: Arc<AtomicUsize>,
 }
 
 impl Control {
-    /// Control for a queue created with `config`.
+    /// Control for a queue created with `config`, on its own (tests).
+    #[cfg(test)]
     pub(crate) fn new(config: QueueConfig) -> Self {
+        Self::counted(config, Arc::default())
+    }
+
+    /// Control for a queue created with `config`, counting itself in `pollers` while it polls
+    /// memory.
+    fn counted(config: QueueConfig, pollers: Arc<AtomicUsize>) -> Self {
         Self {
-            state: Mutex::new(State {
-                events: 0,
-                doorbell: None,
-                config,
-                stop: false,
-                looks: 0,
-                parked: None,
-            }),
+            events: AtomicU64::new(0),
+            doorbell: AtomicU64::new(0),
+            rung: AtomicBool::new(false),
+            config: Mutex::new(config),
+            looks: AtomicU64::new(0),
+            sleeping: AtomicBool::new(false),
+            parked: Mutex::new(None),
             wake: Condvar::new(),
             abort: AtomicBool::new(false),
             polling_memory: AtomicBool::new(false),
+            pollers,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic while holding this lock cannot leave `State` inconsistent (every update is
-        // a plain field store), so a poisoned lock is still usable.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn parked(&self) -> MutexGuard<'_, Parked> {
+        // A panic while holding this lock cannot leave the value inconsistent (every update
+        // is a plain store), so a poisoned lock is still usable.
+        self.parked.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn signal(&self, mut state: MutexGuard<'_, State>) {
-        state.events = state.events.wrapping_add(1);
-        drop(state);
-        self.wake.notify_all();
+    fn config(&self) -> QueueConfig {
+        *self.config.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Count an event, and wake the processor if it is parked.
+    fn signal(&self) {
+        self.events.fetch_add(1, Ordering::SeqCst);
+        if self.sleeping.load(Ordering::SeqCst) {
+            // Taking the lock waits until the processor is inside `Condvar::wait` (or has
+            // given up parking), so the notification cannot fall between its check and its
+            // sleep.
+            drop(self.parked());
+            self.wake.notify_all();
+        }
     }
 
     /// The driver stored `value` to the queue's doorbell.
     pub(crate) fn ring_doorbell(&self, value: u64) {
-        let mut state = self.lock();
         // Backward doorbell values (a slow producer ringing after a faster one) do not move
         // the write index back; they still wake the processor.
-        state.doorbell = Some(state.doorbell.map_or(value, |old| old.max(value)));
-        self.signal(state);
+        self.doorbell.fetch_max(value, Ordering::AcqRel);
+        self.rung.store(true, Ordering::Release);
+        self.signal();
     }
 
     /// UPDATE_QUEUE.
     pub(crate) fn update(&self, config: QueueConfig) {
-        let mut state = self.lock();
-        state.config = config;
-        self.signal(state);
+        *self.config.lock().unwrap_or_else(PoisonError::into_inner) = config;
+        self.signal();
     }
 
     /// DESTROY_QUEUE: stop the processor and abort a running dispatch.
     pub(crate) fn stop(&self) {
         self.abort.store(true, Ordering::SeqCst);
-        let mut state = self.lock();
-        state.stop = true;
-        self.signal(state);
+        self.signal();
     }
 
     /// Wake the processor if it is waiting for memory another processor may have changed.
     pub(crate) fn nudge_if_polling(&self) {
         if self.polling_memory.load(Ordering::Acquire) {
-            let state = self.lock();
-            self.signal(state);
+            self.signal();
         }
     }
 
@@ -142,21 +167,30 @@ impl Control {
     /// A ticket for the events seen so far, with the highest doorbell value and the current
     /// configuration.
     pub(crate) fn observe(&self) -> (Ticket, Option<u64>, QueueConfig) {
-        let mut state = self.lock();
-        state.looks = state.looks.wrapping_add(1);
-        (Ticket(state.events), state.doorbell, state.config)
+        self.looks.fetch_add(1, Ordering::Relaxed);
+        // Every event counted in the ticket made its doorbell value or configuration visible
+        // before it counted itself (a SeqCst read-modify-write releases).
+        let ticket = Ticket(self.events.load(Ordering::SeqCst));
+        let doorbell = self
+            .rung
+            .load(Ordering::Acquire)
+            .then(|| self.doorbell.load(Ordering::Acquire));
+        (ticket, doorbell, self.config())
+    }
+
+    /// Whether an event newer than `ticket` has happened (or the queue is stopping).
+    fn stale(&self, ticket: Ticket) -> bool {
+        self.stopped() || self.events.load(Ordering::SeqCst) != ticket.0
     }
 
     /// Looks begun, and whether the processor sleeps now (for tests, through
     /// [`RunningQueue::progress`](crate::gpu::queue::RunningQueue::progress)).
     pub(crate) fn progress(&self) -> ProcessorProgress {
-        let state = self.lock();
+        let parked = *self.parked();
         // A park whose ticket is stale is about to end: the processor no longer sleeps.
-        let parked = state
-            .parked
-            .filter(|(ticket, ..)| !state.stop && state.events == ticket.0);
+        let parked = parked.filter(|(ticket, ..)| !self.stale(*ticket));
         ProcessorProgress {
-            looks: state.looks,
+            looks: self.looks.load(Ordering::Relaxed),
             asleep_after_look: parked.map(|(_, looks, _)| looks),
             asleep_until_event: parked.is_some_and(|(.., until_event)| until_event),
         }
@@ -165,33 +199,41 @@ impl Control {
     /// Park until an event newer than `ticket` happens or `timeout` passes (no timeout: only
     /// an event ends the park). Returns at once if the queue is stopping.
     pub(crate) fn park(&self, ticket: Ticket, timeout: Option<Duration>) {
-        let mut state = self.lock();
-        if state.stop || state.events != ticket.0 {
+        if self.stale(ticket) {
             return;
         }
-        state.parked = Some((ticket, state.looks, timeout.is_none()));
+        let mut parked = self.parked();
+        *parked = Some((
+            ticket,
+            self.looks.load(Ordering::Relaxed),
+            timeout.is_none(),
+        ));
         let polling = timeout.is_some();
         if polling {
-            self.polling_memory.store(true, Ordering::Release);
+            self.pollers.fetch_add(1, Ordering::SeqCst);
+            self.polling_memory.store(true, Ordering::SeqCst);
         }
-        let still_waiting = |s: &mut State| !s.stop && s.events == ticket.0;
-        let state = match timeout {
+        // Announce the sleep before the last look at `events` (see the type's documentation).
+        self.sleeping.store(true, Ordering::SeqCst);
+        let still_waiting = |_: &mut Parked| !self.stale(ticket);
+        let mut parked = match timeout {
             Some(timeout) => {
                 self.wake
-                    .wait_timeout_while(state, timeout, still_waiting)
+                    .wait_timeout_while(parked, timeout, still_waiting)
                     .unwrap_or_else(PoisonError::into_inner)
                     .0
             }
             None => self
                 .wake
-                .wait_while(state, still_waiting)
+                .wait_while(parked, still_waiting)
                 .unwrap_or_else(PoisonError::into_inner),
         };
-        let mut state = state;
-        state.parked = None;
-        drop(state);
+        self.sleeping.store(false, Ordering::SeqCst);
+        *parked = None;
+        drop(parked);
         if polling {
             self.polling_memory.store(false, Ordering::Release);
+            self.pollers.fetch_sub(1, Ordering::Release);
         }
     }
 }
@@ -203,6 +245,9 @@ impl Control {
 #[derive(Debug, Default)]
 pub(crate) struct SignalWatchers {
     controls: Mutex<Vec<Weak<Control>>>,
+    /// How many of them are parked polling memory: with none, a completion nudges nobody
+    /// without taking the lock.
+    pollers: Arc<AtomicUsize>,
 }
 
 impl SignalWatchers {
@@ -211,15 +256,24 @@ impl SignalWatchers {
         self.controls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Add a processor (and forget the ones whose queues are gone).
-    pub(crate) fn register(&self, control: &Arc<Control>) {
+    /// Control for a new processor of this engine (and forget the ones whose queues are
+    /// gone).
+    pub(crate) fn control(&self, config: QueueConfig) -> Arc<Control> {
+        let control = Arc::new(Control::counted(config, self.pollers.clone()));
         let mut controls = self.lock();
         controls.retain(|c| c.strong_count() > 0);
-        controls.push(Arc::downgrade(control));
+        controls.push(Arc::downgrade(&control));
+        control
     }
 
     /// Nudge every processor but `me` that is polling memory.
     pub(crate) fn nudge_others(&self, me: &Arc<Control>) {
+        // A processor that counts itself just after this load is not nudged: it re-polls at
+        // the end of its backoff step, as it does for updates that nudge nobody (the flag
+        // this replaces had the same window).
+        if self.pollers.load(Ordering::SeqCst) == 0 {
+            return;
+        }
         let controls = self.lock();
         for control in controls.iter().filter_map(Weak::upgrade) {
             if !Arc::ptr_eq(&control, me) {

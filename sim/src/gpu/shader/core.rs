@@ -23,6 +23,17 @@ pub struct Gfx9ShaderCore {
     slices_run: AtomicU64,
 }
 
+thread_local! {
+    /// The worker of the last dispatch this thread ran (a command processor's thread runs
+    /// every dispatch of its queue), kept for the next: a wave's vector file is 136 KiB, and
+    /// allocating (zeroing) it again for every dispatch cost more than a whole empty kernel.
+    /// Registers keep stale values from earlier waves, as on hardware (see
+    /// [`Wave::reset`](crate::gpu::shader::wave::Wave::reset)). Kept per thread, not in the
+    /// core, so the memory goes with the queue's thread (glibc frees it when the thread
+    /// exits, before the processor is joined) rather than outliving every queue.
+    static SPARE_WORKER: std::cell::RefCell<Option<Worker>> = const { std::cell::RefCell::new(None) };
+}
+
 impl Gfx9ShaderCore {
     /// A shader core running workgroups on `workers` threads (0: one per available CPU).
     pub fn new(workers: usize) -> Self {
@@ -72,7 +83,18 @@ struct Run<'a> {
 
 impl Run<'_> {
     fn work(&self, worker_index: u64) {
-        let mut worker = Worker::new();
+        // Only the dispatching thread (worker 0) keeps a worker: the others are scoped to
+        // this dispatch.
+        let keep = worker_index == 0;
+        let mut worker = if keep {
+            SPARE_WORKER
+                .with_borrow_mut(Option::take)
+                .unwrap_or_default()
+        } else {
+            Worker::new()
+        };
+        worker.waves_run = 0;
+        worker.instructions = 0;
         let mut mem = DeviceMemory::new(self.vm);
         let first_slot = worker_index * u64::from(self.launch.waves_per_group);
         let total = self.launch.total_groups();
@@ -115,6 +137,9 @@ impl Run<'_> {
         self.waves.fetch_add(worker.waves_run, Ordering::Relaxed);
         self.instructions
             .fetch_add(worker.instructions, Ordering::Relaxed);
+        if keep {
+            SPARE_WORKER.with_borrow_mut(|spare| *spare = Some(worker));
+        }
     }
 
     /// Record an error (the one of the lowest workgroup wins) and stop the other workers.

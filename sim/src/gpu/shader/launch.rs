@@ -257,27 +257,34 @@ impl Launch {
         let (ax, ay, az) = (extent[0], extent[1], extent[2]);
         let items = ax * ay * az;
         let mut exec = 0u64;
+        // The first lane's coordinates take three divisions; each next lane steps X and
+        // carries into Y and Z (per-lane divisions were most of an empty kernel's set-up).
+        let first = index * LANES as u32;
+        let (mut x, mut y, mut z) = if first < items {
+            (first % ax, (first / ax) % ay, first / (ax * ay))
+        } else {
+            (0, 0, 0)
+        };
+        let with_y = self.workitem_id_dims >= 1;
+        let with_z = self.workitem_id_dims >= 2;
         let v0 = wave.v_mut(0);
         for (l, v) in v0.iter_mut().enumerate() {
-            let flat = index * LANES as u32 + l as u32;
+            let flat = first + l as u32;
             if flat >= items {
                 *v = 0;
                 continue;
             }
             exec |= 1 << l;
-            let x = flat % ax;
-            let y = (flat / ax) % ay;
-            let z = flat / (ax * ay);
-            *v =
-                x | if self.workitem_id_dims >= 1 {
-                    y << 10
-                } else {
-                    0
-                } | if self.workitem_id_dims >= 2 {
-                    z << 20
-                } else {
-                    0
-                };
+            *v = x | if with_y { y << 10 } else { 0 } | if with_z { z << 20 } else { 0 };
+            x += 1;
+            if x == ax {
+                x = 0;
+                y += 1;
+                if y == ay {
+                    y = 0;
+                    z += 1;
+                }
+            }
         }
         wave.set_exec(exec);
     }
