@@ -25,11 +25,12 @@ fn bench(args: &[&str]) -> Output {
 }
 
 /// Every path issue 12's figure table asks `aqueduct bench` for, by id.
-const PATHS: [&str; 8] = [
+const PATHS: [&str; 9] = [
     "dispatch_spin",
     "dispatch_event_wait",
     "packets_batched",
     "load",
+    "load_large",
     "vector_add_gpu_time",
     "valu_lane_ops",
     "open_close",
