@@ -12,8 +12,10 @@
 //!   busy loops on this 2-core machine; 19 µs against 26–43 µs without them).
 //! - After that it sleeps between polls for an eighth of the time it has been idle, at least
 //!   [`MIN_SLEEP`] and at most [`MAX_SLEEP`]: a call after an idle spell of `t` waits at most
-//!   about `t / 8` more for the server to notice it (never more than a millisecond), and an
-//!   idle server costs one scan of the mailboxes per millisecond (a few microseconds of CPU).
+//!   about `t / 8` more for the server to notice it (never more than 2 ms: a call that comes
+//!   after at least 16 ms of quiet), and an idle server costs one scan of the mailboxes every
+//!   2 ms (a few microseconds of CPU each; at 1 ms the bench measured up to 1.8 % of a core
+//!   at load average 4).
 //!
 //! The sleep is a wait on a condition variable, so the program runner wakes the thread at
 //! once when it needs it (to stop, or to drain the last calls after a kernel ends). It is
@@ -34,7 +36,7 @@ pub const NAP: Duration = Duration::from_micros(1);
 /// The shortest sleep.
 pub const MIN_SLEEP: Duration = Duration::from_micros(20);
 /// The longest sleep.
-pub const MAX_SLEEP: Duration = Duration::from_millis(1);
+pub const MAX_SLEEP: Duration = Duration::from_millis(2);
 /// The server thread's timer slack: how much later than asked the kernel may end its sleeps.
 pub const TIMER_SLACK: Duration = Duration::from_micros(1);
 
@@ -118,6 +120,7 @@ mod tests {
             Duration::from_micros(500)
         );
         assert_eq!(sleep_after(Duration::from_secs(60)), MAX_SLEEP);
+        assert_eq!(sleep_after(Duration::from_millis(16)), MAX_SLEEP);
     }
 
     #[test]
