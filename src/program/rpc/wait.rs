@@ -20,7 +20,7 @@
 //! The sleep is a wait on a condition variable, so the program runner wakes the thread at
 //! once when it needs it (to stop, or to drain the last calls after a kernel ends). It is
 //! not `std::thread::park`: the server thread is not a `std::thread`
-//! ([`super::server`] says why). The thread's timer slack is cut to [`TIMER_SLACK`]
+//! (the `server` module says why). The thread's timer slack is cut to [`TIMER_SLACK`]
 //! ([`tighten_timer_slack`]): with Linux's default of 50 µs, a 20 µs sleep lasts about 70.
 
 use std::sync::atomic::{AtomicBool, Ordering};
