@@ -1,6 +1,7 @@
 //! aqueduct inside a plugin: the `aqueduct-dlopen-fixture` cdylib (which embeds aqueduct and
-//! the simulator) is loaded with `dlopen`, used for one dispatch, shut down and unloaded with
-//! `dlclose`, [`ROUNDS`] times in one process.
+//! the simulator) is loaded with `dlopen`, used for one dispatch and one GPU program run (whose
+//! RPC server thread must leave nothing on the calling thread either), shut down and unloaded
+//! with `dlclose`, [`ROUNDS`] times in one process.
 //!
 //! A load that reuses the previous copy proves nothing (reliability.md §1.5: `dlclose` returns
 //! 0 and leaves the library mapped while a thread-local destructor of it is pending), so after

@@ -22,8 +22,8 @@
 //! `abort`, `malloc` and `free` (the GPU's device memory; whatever the program leaks is freed
 //! when it ends). Any other call stops the program with
 //! [`ProgramError::UnhandledOpcode`] rather than leaving it waiting. The server polls with
-//! backoff ([`rpc::wait`]): it answers at once while calls keep coming and sleeps up to 1 ms
-//! when idle.
+//! backoff ([`rpc::wait`]): it polls without sleeping for 200 µs after a call, so calls
+//! that keep coming are answered at once, and sleeps up to 2 ms when idle.
 //!
 //! ```
 //! # if aqueduct::backend::choose().ok() != Some(aqueduct::backend::BackendChoice::Simulator) { return Ok(()); }

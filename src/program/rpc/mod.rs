@@ -4,7 +4,7 @@
 //! - `opcodes`: the opcode numbers;
 //! - `mailbox`: the server's atomic view of the shared buffer;
 //! - `port`: the send/recv state machine of one port;
-//! - `wait`: the idle policy (spin, then sleep up to 1 ms);
+//! - `wait`: the idle policy (poll every few microseconds after a call, then sleep up to 2 ms);
 //! - `server`: the thread and the services;
 //! - `usage`: the server thread's CPU time.
 

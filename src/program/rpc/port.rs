@@ -78,12 +78,11 @@ impl<'a> ServerPort<'a> {
 
     /// Wait until the server owns the buffer (its inbox differs from its outbox).
     fn wait_for_ownership(&self, mut inbox: u32) -> std::result::Result<(), Interrupted> {
-        let mut rounds = 0u32;
+        let since = std::time::Instant::now();
         while inbox == self.out {
-            if !self.waiter.pause(rounds) {
+            if !self.waiter.pause(since) {
                 return Err(Interrupted::Stopped);
             }
-            rounds = rounds.saturating_add(1);
             inbox = self.mailbox.load_inbox(self.index)?;
         }
         fence(Ordering::Acquire);

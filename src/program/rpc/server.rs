@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 use tracing::debug;
@@ -19,6 +18,7 @@ use super::opcodes;
 use super::port::{Interrupted, ServerPort};
 use super::wait::Waiter;
 use crate::program::output::Sink;
+use crate::sim::cp::ProcessorThread;
 use crate::{Buffer, Device, GpuAgent, MemoryLocation, Queue};
 
 /// The longest [`Server::drain`] waits.
@@ -64,7 +64,7 @@ pub struct Shared {
 #[derive(Debug)]
 pub struct Server {
     shared: Arc<Shared>,
-    thread: Option<JoinHandle<()>>,
+    thread: Option<ProcessorThread>,
 }
 
 /// What the server needs to serve calls.
@@ -90,9 +90,13 @@ impl Server {
             stderr,
         });
         let for_thread = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("aqueduct-rpc".into())
-            .spawn(move || serve(&for_thread, &context))?;
+        // Not `std::thread`: spawning one leaves a thread-local destructor on the calling
+        // thread, which keeps a plugin that embeds aqueduct mapped after its `dlclose`
+        // (`amdgpu_sim::cp::ProcessorThread` says why; `tests/dlopen_unload.rs` runs a
+        // program in the plugin to prove it).
+        let thread = ProcessorThread::spawn("aqueduct-rpc", move || {
+            serve(&for_thread, &context);
+        })?;
         Ok(Self {
             shared,
             thread: Some(thread),
@@ -113,9 +117,7 @@ impl Server {
         let deadline = deadline.map_or(limit, |d| d.min(limit));
         let mut state = self.lock();
         let target = state.empty_scans + 2;
-        if let Some(thread) = &self.thread {
-            thread.thread().unpark();
-        }
+        self.shared.waiter.wake();
         while state.terminal.is_none() && !state.finished && state.empty_scans < target {
             let Some(wait) = deadline.checked_duration_since(Instant::now()) else {
                 break;
@@ -144,8 +146,8 @@ impl Server {
 
     fn join(&mut self) {
         if let Some(thread) = self.thread.take() {
-            self.shared.waiter.stop(thread.thread());
-            if thread.join().is_err() {
+            self.shared.waiter.stop();
+            if !thread.join() {
                 debug!("the RPC server thread panicked");
             }
         }
@@ -182,17 +184,17 @@ struct Heap {
 fn serve(shared: &Shared, context: &Context) {
     let mut heap = Heap::default();
     let mut start = 0;
-    let mut rounds = 0u32;
+    super::wait::tighten_timer_slack();
+    let mut idle_since = Instant::now();
     let terminal = loop {
         if shared.waiter.stopped() {
             break None;
         }
         match context.mailbox.pending(start) {
             Ok(Some(port)) => {
-                rounds = 0;
                 start = port + 1;
                 match serve_port(shared, context, &mut heap, port) {
-                    Ok(None) => {}
+                    Ok(None) => idle_since = Instant::now(),
                     Ok(Some(terminal)) => break Some(terminal),
                     Err(Interrupted::Stopped) => break None,
                     Err(Interrupted::Failed(error)) => {
@@ -203,10 +205,9 @@ fn serve(shared: &Shared, context: &Context) {
             Ok(None) if start > 0 => start = 0,
             Ok(None) => {
                 shared.update(|state| state.empty_scans += 1);
-                if !shared.waiter.pause(rounds) {
+                if !shared.waiter.pause(idle_since) {
                     break None;
                 }
-                rounds = rounds.saturating_add(1);
             }
             Err(error) => break Some(Terminal::Failed(error.to_string())),
         }

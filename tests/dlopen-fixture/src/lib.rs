@@ -2,8 +2,9 @@
 //! [`aqueduct_fixture_run`] and unloads it, many times in one process.
 //!
 //! One call does what a plugin's user would: open the device, load the committed `gfx90a`
-//! `atomic_counter` kernel, allocate, create a queue, dispatch, wait, check the result and shut
-//! the device down. No thread of aqueduct's outlives the call, and nothing is left on the
+//! `atomic_counter` kernel, allocate, create a queue, dispatch, wait, check the result, run the
+//! committed `return_value` GPU program (which starts and stops the program's RPC server
+//! thread) and shut the device down. No thread of aqueduct's outlives the call, and nothing is left on the
 //! caller's thread that would keep the library mapped after `dlclose` (see the "Loading
 //! aqueduct as a plugin" section of the README).
 
@@ -12,11 +13,16 @@
 use std::time::Duration;
 
 use aqueduct::aql::builder::{DispatchBuilder, DispatchLimits};
+use aqueduct::program::{Output, Program, RunOptions};
 use aqueduct::{Condition, Device, MemoryLocation, QueueOptions};
 
 /// The committed code object: with a one-work-item grid, `atomic_counter(counter, old, n)`
 /// adds `n` to `counter[0]` and stores the old value to `old[0]`.
 static ATOMIC_COUNTER: &[u8] = include_bytes!("../../kernels/bin/gfx90a/atomic_counter.co5");
+
+/// The committed GPU program `return_value`: `main` returns 42; `_end`'s `exit` is one host
+/// call.
+static RETURN_VALUE: &[u8] = include_bytes!("../../kernels/bin/programs/gfx90a/return_value");
 
 /// How long one dispatch may take on the simulator before the call reports a hang.
 const DISPATCH_PATIENCE: Duration = Duration::from_secs(30);
@@ -52,10 +58,41 @@ pub unsafe extern "C" fn aqueduct_fixture_run(message: *mut u8, len: usize) -> i
 /// One open → load → allocate → queue → dispatch → check → shutdown, every failure as text.
 fn run() -> Result<(), String> {
     let device = Device::open().map_err(|e| format!("opening the device: {e}"))?;
-    let result = dispatch_once(&device);
+    let result = dispatch_once(&device).and_then(|()| run_program(&device));
     // Shut down even when the dispatch failed: nothing may outlive the call.
     let shutdown = device.shutdown().map_err(|e| format!("shutting down: {e}"));
     result.and(shutdown)
+}
+
+/// Run `return_value` through `aqueduct::program` (its RPC server thread starts and ends
+/// within the call) and check its exit code.
+fn run_program(device: &Device) -> Result<(), String> {
+    let gpu = device
+        .gpus()
+        .map_err(|e| e.to_string())?
+        .first()
+        .cloned()
+        .ok_or("the device has no GPU")?;
+    let program = Program::new(device, &gpu, RETURN_VALUE.to_vec())
+        .map_err(|e| format!("loading return_value: {e}"))?;
+    let exit = program
+        .run(&RunOptions {
+            args: vec![b"return_value".to_vec()],
+            stdout: Output::Capture,
+            stderr: Output::Capture,
+            timeout: Some(DISPATCH_PATIENCE),
+            ..RunOptions::default()
+        })
+        .map_err(|e| format!("running return_value: {e}"))?;
+    if exit.code == 42 {
+        Ok(())
+    } else {
+        Err(format!(
+            "return_value exited with {}, expected 42 (stderr: {})",
+            exit.code,
+            String::from_utf8_lossy(&exit.stderr)
+        ))
+    }
 }
 
 fn dispatch_once(device: &Device) -> Result<(), String> {

@@ -21,7 +21,7 @@
 //! - `signal`: completion signals, timestamps, mailboxes and interrupts;
 //! - [`queue_error`]: the errors posted to `queue_inactive_signal`;
 //! - `processor`: the per-queue loop that ties them together;
-//! - `processor_thread`: the thread it runs on, started without touching the caller's
+//! - `processor_thread`: the thread it runs on ([`ProcessorThread`]), started without touching the caller's
 //!   thread-locals (so a plugin embedding the simulator can be unloaded);
 //! - `engine`: the public engine and the handle the driver holds.
 
@@ -41,4 +41,5 @@ mod signal;
 mod wakeup;
 
 pub use engine::CommandProcessorEngine;
+pub use processor_thread::ProcessorThread;
 pub use queue_error::QueueError;

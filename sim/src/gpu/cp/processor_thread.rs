@@ -11,6 +11,9 @@
 //! reliability.md §1.5). So with `std::thread`, a plugin that embeds the simulator and creates
 //! one queue could never be unloaded while the program thread that called it lives.
 //!
+//! Public because the same holds for any thread aqueduct starts on a caller's behalf: its
+//! GPU-program RPC server uses it too.
+//!
 //! A thread started here runs its body under `catch_unwind` (a panic must not unwind into
 //! `pthread`'s frames) and carries the name the kernel shows in `/proc/self/task/*/comm`. The
 //! body may itself use std's thread-locals (the shader core's `std::thread::scope` does):
@@ -39,14 +42,14 @@ struct Start {
 
 /// A running processor thread. Dropping it without [`ProcessorThread::join`] detaches it.
 #[derive(Debug)]
-pub(crate) struct ProcessorThread {
+pub struct ProcessorThread {
     thread: libc::pthread_t,
 }
 
 impl ProcessorThread {
     /// Start `body` on a new thread named `name` (cut to what the kernel keeps; a name with a
     /// NUL byte is cut there).
-    pub(crate) fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> io::Result<Self> {
+    pub fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> io::Result<Self> {
         let mut name = name.as_bytes().to_vec();
         name.truncate(NAME_BYTES);
         if let Some(nul) = name.iter().position(|&b| b == 0) {
@@ -93,7 +96,7 @@ impl ProcessorThread {
     }
 
     /// Whether the calling thread is this one.
-    pub(crate) fn is_current(&self) -> bool {
+    pub fn is_current(&self) -> bool {
         // SAFETY: both ids are valid: ours is joinable (neither joined nor detached yet).
         unsafe { libc::pthread_equal(libc::pthread_self(), self.thread) != 0 }
     }
@@ -102,7 +105,7 @@ impl ProcessorThread {
     /// `false`: its body panicked (the panic message went to stderr). Must not be called from
     /// the thread itself (see [`ProcessorThread::is_current`]): that would deadlock
     /// (`EDEADLK`), and then reports `false`.
-    pub(crate) fn join(self) -> bool {
+    pub fn join(self) -> bool {
         let thread = self.thread;
         std::mem::forget(self);
         let mut result: *mut c_void = std::ptr::null_mut();

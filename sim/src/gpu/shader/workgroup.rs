@@ -68,6 +68,7 @@ impl Worker {
     ) -> Result<(), DispatchError> {
         loop {
             let mut running = 0;
+            let mut asleep = 0;
             for w in 0..n {
                 let wave = &mut self.waves[w];
                 if wave.ended || wave.at_barrier {
@@ -81,8 +82,18 @@ impl Worker {
                 let stop = exec.run(program);
                 shared.slices_run.fetch_add(1, Ordering::Relaxed);
                 match stop? {
+                    Stop::Sleep => asleep += 1,
                     Stop::Ended | Stop::Barrier | Stop::Yield => {}
                 }
+            }
+            if asleep > 0 && asleep == running {
+                // Every wave that ran went to sleep: on hardware the SIMD idles for
+                // 64 × SIMM16 clocks (s_sleep; tens of nanoseconds for the small counts
+                // polling loops use, far below what the host can sleep for). Give the host
+                // core to whatever else is runnable (the RPC server a polling wave waits on,
+                // another worker), which is what an idle SIMD does for the rest of the chip.
+                // Not a real sleep: a wave must not stall for a timer tick per poll.
+                std::thread::yield_now();
             }
             let waves = &mut self.waves[..n];
             let live = waves.iter().filter(|w| !w.ended).count();

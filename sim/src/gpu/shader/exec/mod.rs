@@ -101,8 +101,11 @@ pub enum Stop {
     Ended,
     /// s_barrier: waits for the other waves of the workgroup.
     Barrier,
-    /// Gave the other waves a turn (s_sleep, or a long-running loop).
+    /// Gave the other waves a turn after a time slice (a long-running loop).
     Yield,
+    /// s_sleep: the wave idles (it polls memory, typically) and gives the other waves a
+    /// turn; when every wave of the workgroup sleeps, the worker gives up its host core too.
+    Sleep,
 }
 
 /// An instruction could not complete.

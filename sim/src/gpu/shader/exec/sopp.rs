@@ -52,7 +52,7 @@ fn non_branch(e: &mut Exec, inst: &Inst) -> R {
         // Memory operations complete before the next instruction in the simulator, so the
         // counters a wait names are always zero; a fence keeps host-visible ordering.
         Op::SWaitcnt => fence(Ordering::SeqCst),
-        Op::SSleep => e.stop_with(Stop::Yield),
+        Op::SSleep => e.stop_with(Stop::Sleep),
         Op::SNop
         | Op::SSetprio
         | Op::SIcacheInv
