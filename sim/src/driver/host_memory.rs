@@ -8,7 +8,8 @@
 //! the driver has unmapped or reused. Freed ranges are hole-punched: pages are released and a
 //! later allocation reads zeros, as VRAM BOs are "created cleared and wiped on release".
 //!
-//! Except that a freed range nobody can still see is kept, up to [`RECYCLE_BYTES`] in all, and
+//! Except that a freed range nobody can still see, and whose pages were all touched, is kept,
+//! up to [`RECYCLE_BYTES`] in all, and
 //! handed to the next allocation of the same size after it is zeroed: faulting fresh pages into
 //! the memfd (allocate, clear, insert into the page cache, once per 4 KiB page) and punching
 //! them out again cost ~0.5 µs per page, three times what zeroing resident pages costs, and
@@ -372,6 +373,11 @@ impl Backing {
 
 impl Drop for Backing {
     fn drop(&mut self) {
+        // Asked before the mapping goes: only a range whose pages are all in the memory file
+        // is worth keeping. Reusing one that was never touched (a queue's CWSR area, a large
+        // buffer used in part) would fault in and clear every page the fresh range leaves
+        // untouched: 8.5 ms instead of 0.1 ms to create a queue on the simulated MI210.
+        let resident = self.len as u64 <= RECYCLE_BYTES && all_resident(self.ptr, self.len);
         // SAFETY: `ptr`/`len` is the mapping this value created and owns; no reference into it
         // outlives `self` (spans hold an `Arc<Backing>`).
         let _ = unsafe { mman::munmap(self.ptr.cast(), self.len) };
@@ -381,11 +387,33 @@ impl Drop for Backing {
         }
         let len = self.len as u64;
         let unseen = self.forks.is_some() && fork_gate::forks() == self.forks;
-        if unseen && self.file.recycled.lock().keep(self.offset, len) {
+        if resident && unseen && self.file.recycled.lock().keep(self.offset, len) {
             return;
         }
         punch(&self.file.fd, self.offset, len);
     }
+}
+
+/// Whether every page of the mapping `[ptr, ptr + len)` (of the memory file) is resident, that
+/// is present in the file: what makes a freed range cheap to clear and reuse.
+fn all_resident(ptr: NonNull<u8>, len: usize) -> bool {
+    /// Pages asked per call: a range that was never touched is usually told by its first
+    /// chunk, without asking the page cache about every page of it.
+    const CHUNK_PAGES: usize = 64;
+    let page = PAGE_SIZE as usize;
+    let mut residency = [0u8; CHUNK_PAGES];
+    (0..len).step_by(CHUNK_PAGES * page).all(|at| {
+        let bytes = (len - at).min(CHUNK_PAGES * page);
+        // SAFETY: mincore reads the page tables of this value's own live mapping
+        // (`at + bytes <= len`) and writes one byte per page, at most CHUNK_PAGES, into
+        // `residency`.
+        let rc =
+            unsafe { libc::mincore(ptr.as_ptr().add(at).cast(), bytes, residency.as_mut_ptr()) };
+        rc == 0
+            && residency[..bytes.div_ceil(page)]
+                .iter()
+                .all(|&p| p & 1 == 1)
+    })
 }
 
 /// `madvise(MADV_DONTFORK)` on a mapping the kernel would mark `VM_DONTCOPY` (doorbells, event
@@ -463,7 +491,11 @@ mod tests {
         let file = MemoryFile::new().unwrap();
         let a = file.allocate(3 * 4096, None).unwrap();
         let offset = a.offset;
-        a.word(7).unwrap().store(u64::MAX, Ordering::Relaxed);
+        for page in 0..3 {
+            a.word(page * 512 + 7)
+                .unwrap()
+                .store(u64::MAX, Ordering::Relaxed);
+        }
         drop(a);
         let other = file.allocate(4096, None).unwrap();
         assert_ne!(other.offset, offset, "another size gets another range");
@@ -471,6 +503,15 @@ mod tests {
         assert_eq!(b.offset, offset, "the kept range is reused");
         assert!(b.recycled);
         assert!(b.read(0, 3 * 4096).iter().all(|&b| b == 0), "and cleared");
+        // A range with a page never touched is punched, not kept: clearing it for reuse
+        // would fault in what a fresh range leaves alone.
+        let partly = file.allocate(5 * 4096, None).unwrap();
+        let partly_offset = partly.offset;
+        partly.word(0).unwrap().store(1, Ordering::Relaxed);
+        drop(partly);
+        let fresh = file.allocate(5 * 4096, None).unwrap();
+        assert_ne!(fresh.offset, partly_offset);
+        assert!(!fresh.recycled);
         // More than the cap is punched, not kept: its range is not handed out again.
         let big_len = RECYCLE_BYTES + 4096;
         let big = file.allocate(big_len, None).unwrap();
