@@ -169,6 +169,56 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
         note: "submit all, then Queue::finish".into(),
     });
 
+    progress("back-to-back dispatches");
+    let back_to_back = 64usize;
+    let mut dispatch_rates = Vec::new();
+    for _ in 0..(iterations / 10).max(3) {
+        let started = Instant::now();
+        let mut last = None;
+        for _ in 0..back_to_back {
+            last = Some(queue.launch(&empty, &one, &[])?);
+        }
+        if let Some(last) = last {
+            last.wait(WAIT)?;
+        }
+        dispatch_rates.push(back_to_back as f64 / started.elapsed().as_secs_f64() / 1e3);
+    }
+    figures.push(Figure {
+        id: "dispatch_back_to_back",
+        name: "back-to-back dispatches of the empty kernel through one queue",
+        unit: "k/s",
+        goal: "report",
+        samples: dispatch_rates,
+        note: format!(
+            "{back_to_back} Queue::launch calls, then a wait on the last (each launch's kernarg \
+             segment is reused only after its packet completed)"
+        ),
+    });
+
+    progress("host ↔ device signal ping-pong");
+    let ping = device.signal(1)?;
+    let pong = device.signal(1)?;
+    let mut round_trips = Vec::with_capacity(iterations);
+    for _ in 0..iterations {
+        ping.store(1, MemoryOrder::Release)?;
+        pong.store(1, MemoryOrder::Release)?;
+        queue.barrier_and(&[&ping], Some(&pong))?;
+        let started = Instant::now();
+        ping.store(0, MemoryOrder::Release)?;
+        queue.wait(&pong, Condition::Eq, 0, WAIT)?;
+        round_trips.push(micros(started.elapsed()));
+    }
+    figures.push(Figure {
+        id: "signal_ping_pong",
+        name: "host ↔ device signal ping-pong through the command processor",
+        unit: "µs",
+        goal: "report",
+        samples: round_trips,
+        note: "a barrier-AND waits on a signal the host then sets to 0; its completion signal \
+               wakes the host (Queue::wait)"
+            .into(),
+    });
+
     progress("load an executable");
     let mut loads = Vec::new();
     for _ in 0..iterations {

@@ -25,10 +25,12 @@ fn bench(args: &[&str]) -> Output {
 }
 
 /// Every path issue 12's figure table asks `aqueduct bench` for, by id.
-const PATHS: [&str; 9] = [
+const PATHS: [&str; 11] = [
     "dispatch_spin",
     "dispatch_event_wait",
     "packets_batched",
+    "dispatch_back_to_back",
+    "signal_ping_pong",
     "load",
     "load_large",
     "vector_add_gpu_time",
