@@ -1,5 +1,6 @@
 //! Helpers shared by aqueduct's test suites, so that a test fails where it should:
 //!
+//! - [`cargo_build`]: build a workspace cdylib a test loads, from the same build;
 //! - [`corpus`]: the argument types the shared corpus checks use;
 //! - [`fork`]: run checks in a forked child whose panic, error, hang or death by signal fails
 //!   the test (under libtest a child that panics would otherwise exit 0);
@@ -9,6 +10,7 @@
 //! - [`watchdog`]: turn a test that can only fail by hanging into one that fails.
 #![deny(unsafe_op_in_unsafe_fn)]
 
+pub mod cargo_build;
 pub mod corpus;
 pub mod fork;
 pub mod hardware;

@@ -4,7 +4,6 @@
 
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The fixture's exported entry point (see `tests/dlopen-fixture/src/lib.rs`).
 const ENTRY: &[u8] = b"aqueduct_fixture_run\0";
@@ -29,36 +28,11 @@ pub fn is_mapped(library: &Path) -> bool {
 /// (whose members' dev-dependencies turn on features of shared dependencies), so it cannot
 /// reuse that build's artifacts (about 1m40s on a 2-core machine; nothing after that).
 pub fn build_fixture() -> PathBuf {
-    // <target-dir>/<profile-dir>/deps/dlopen_<test>-<hash>
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
-    let target_dir = profile_dir.parent().unwrap();
-    let profile = match profile_dir.file_name().unwrap().to_str().unwrap() {
-        "debug" => "dev",
-        other => other,
-    };
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "aqueduct-dlopen-fixture",
-            "--profile",
-        ])
-        .arg(profile)
-        .arg("--target-dir")
-        .arg(target_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        // Under the LD_PRELOAD simulator cargo and rustc must not see the interposer.
-        .env_remove("LD_PRELOAD")
-        .status()
-        .unwrap();
-    assert!(status.success(), "building the fixture: {status}");
-    let library = profile_dir.join("libaqueduct_dlopen_fixture.so");
-    library
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("{}: {e}", library.display()))
+    test_support::cargo_build::build_library(
+        env!("CARGO_MANIFEST_DIR"),
+        "aqueduct-dlopen-fixture",
+        "libaqueduct_dlopen_fixture.so",
+    )
 }
 
 /// One round: load, run the fixture's dispatch, unload; the library must leave the process.

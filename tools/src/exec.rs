@@ -12,9 +12,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use aqueduct::code_object_source::CodeObjectSource;
+
+use crate::flags::{dims, pick_gpu};
+use aqueduct::Device;
 use aqueduct::loader::TargetId;
 use aqueduct::program::{Output, Program, ProgramError, RunOptions};
-use aqueduct::{Device, GpuAgent};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -107,36 +109,4 @@ fn execute(request: &ExecRequest) -> Result<i32, Error> {
         ports: None,
     })?;
     Ok(exit.code)
-}
-
-fn pick_gpu(device: &Device, target: Option<&str>) -> Result<GpuAgent, Error> {
-    let gpus = device.gpus()?;
-    let Some(wanted) = target else {
-        return gpus
-            .first()
-            .cloned()
-            .ok_or_else(|| "the device has no GPU".into());
-    };
-    gpus.iter()
-        .find(|g| {
-            g.target_id.to_string() == wanted || g.target_id.version.processor_name() == wanted
-        })
-        .cloned()
-        .ok_or_else(|| {
-            let have: Vec<String> = gpus.iter().map(|g| g.target_id.to_string()).collect();
-            format!("--target {wanted}: no such GPU (the device has {have:?})").into()
-        })
-}
-
-fn dims(sizes: &[u32], what: &str) -> Result<[u32; 3], Error> {
-    let dims = match sizes {
-        [x] => [*x, 1, 1],
-        [x, y] => [*x, *y, 1],
-        [x, y, z] => [*x, *y, *z],
-        _ => return Err(format!("--{what} takes 1 to 3 sizes, e.g. 64 or 8,8").into()),
-    };
-    if dims.contains(&0) {
-        return Err(format!("--{what}: sizes must be at least 1").into());
-    }
-    Ok(dims)
 }

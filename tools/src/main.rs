@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod exec;
+mod flags;
 mod info;
 mod inspect;
 mod run;

@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use aqueduct::code_object_source::CodeObjectSource;
+
+use crate::flags::{dims, pick_gpu};
 use aqueduct::kernarg::ArgKind;
 use aqueduct::loader::TargetId;
-use aqueduct::{Arg, Buffer, Device, Geometry, GpuAgent, MemoryLocation, QueueOptions};
+use aqueduct::{Arg, Buffer, Device, Geometry, MemoryLocation, QueueOptions};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -209,32 +211,6 @@ fn describe(arg: &aqueduct::kernarg::ExplicitArg) -> String {
         other => format!("{other:?}"),
     };
     format!("{}{name}: {kind}", arg.metadata_index())
-}
-
-fn pick_gpu(device: &Device, target: Option<&str>) -> Result<GpuAgent, Error> {
-    let gpus = device.gpus()?;
-    match target {
-        None => Ok(gpus[0].clone()),
-        Some(wanted) => gpus
-            .iter()
-            .find(|g| {
-                g.target_id.to_string() == wanted || g.target_id.version.processor_name() == wanted
-            })
-            .cloned()
-            .ok_or_else(|| {
-                let have: Vec<String> = gpus.iter().map(|g| g.target_id.to_string()).collect();
-                format!("--target {wanted}: no such GPU (the device has {have:?})").into()
-            }),
-    }
-}
-
-fn dims(text: &[u32], what: &str) -> Result<[u32; 3], Error> {
-    match text {
-        [x] => Ok([*x, 1, 1]),
-        [x, y] => Ok([*x, *y, 1]),
-        [x, y, z] => Ok([*x, *y, *z]),
-        _ => Err(format!("--{what} takes 1 to 3 sizes, e.g. 1024 or 64,64").into()),
-    }
 }
 
 fn geometry(grid: &[u32], block: &[u32]) -> Result<Geometry, Error> {

@@ -248,27 +248,11 @@ fn rocr_without_a_gpu_is_reported_not_fatal() {
 /// Build the interposer with the cargo and profile that built this test, into the same
 /// target directory, and return its path (cargo copies a cdylib to `target/<profile>/`).
 fn build_interposer() -> PathBuf {
-    // <target-dir>/<profile-dir>/deps/bench-<hash>
-    let exe = std::env::current_exe().unwrap();
-    let profile_dir = exe.parent().and_then(Path::parent).unwrap();
-    let target_dir = profile_dir.parent().unwrap();
-    let profile = match profile_dir.file_name().unwrap().to_str().unwrap() {
-        "debug" => "dev",
-        other => other,
-    };
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
-    let status = Command::new(cargo)
-        .args(["build", "--quiet", "-p", "amdgpu-sim-preload", "--profile"])
-        .arg(profile)
-        .arg("--target-dir")
-        .arg(target_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .unwrap();
-    assert!(status.success(), "building the interposer: {status}");
-    let library = profile_dir.join("libamdgpu_sim_preload.so");
-    assert!(library.exists(), "{} was not built", library.display());
-    library
+    test_support::cargo_build::build_library(
+        env!("CARGO_MANIFEST_DIR"),
+        "amdgpu-sim-preload",
+        "libamdgpu_sim_preload.so",
+    )
 }
 
 /// On the simulated GPU served through the interposer, aqueduct (over the real `Linux`
