@@ -40,43 +40,6 @@ fn every_skipped_kernel_exists_and_has_a_reason() {
     }
 }
 
-/// `empty` (every build, V4 included) over a one-item grid and a 4096-item one.
-#[test]
-fn empty_kernel_for_big_and_small_grids() {
-    for_each_built("empty", |gpu, v| {
-        let co = gpu.load(&format!("empty.{v}"));
-        gpu.run(&co, "empty", [1, 1, 1], [1, 1, 1], &[]);
-        gpu.run(&co, "empty", [4096, 1, 1], [256, 1, 1], &[]);
-    });
-}
-
-/// `oob_store` then `oob_load` with valid buffers round-trip `value + i` (their source's
-/// control case).
-#[test]
-fn oob_kernels_round_trip_with_valid_buffers() {
-    for_each_build(|gpu, v| {
-        let co = gpu.load(&format!("oob_store.{v}"));
-        let (p, out) = (gpu.buffer(64 * 4), gpu.buffer(64 * 4));
-        gpu.run(
-            &co,
-            "oob_store",
-            [64, 1, 1],
-            [64, 1, 1],
-            &[Arg::Ptr(p.va), Arg::U32(1000)],
-        );
-        gpu.run(
-            &co,
-            "oob_load",
-            [64, 1, 1],
-            [64, 1, 1],
-            &[Arg::Ptr(p.va), Arg::Ptr(out.va)],
-        );
-        let want: Vec<u32> = (1000..1064).collect();
-        assert_eq!(p.u32s(), want, "{} {v}", gpu.dir());
-        assert_eq!(out.u32s(), want, "{} {v}", gpu.dir());
-    });
-}
-
 /// `implicit_args` derives the launch geometry from the V5/V6 hidden block the binary filled
 /// (the reference of its source: grid 200, work-group 64).
 #[test]
