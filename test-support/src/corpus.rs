@@ -32,3 +32,50 @@ pub struct Opts {
     /// a launch through the safe API provides what the kernel declares).
     pub extra_scratch: u32,
 }
+
+/// The code-object versions built for every corpus kernel on both targets (V4 is built for some
+/// kernels on gfx90a: see [`for_each_built`]).
+pub const VERSIONS: [&str; 2] = ["co5", "co6"];
+
+/// A suite's GPU for one target, as the shared iteration needs it.
+pub trait SuiteGpu: Sized {
+    /// The suite's name for a target.
+    type Target: Copy;
+    /// A GPU of `target`.
+    fn for_target(target: Self::Target) -> Self;
+    /// The target's directory under `tests/kernels/bin` (`gfx90a`, ...).
+    fn bin_dir(&self) -> &'static str;
+}
+
+/// Run `f` for every target and every version of [`VERSIONS`].
+pub fn for_each_build<G: SuiteGpu>(targets: &[G::Target], mut f: impl FnMut(&G, &str)) {
+    for &target in targets {
+        let gpu = G::for_target(target);
+        for v in VERSIONS {
+            f(&gpu, v);
+        }
+    }
+}
+
+/// Run `f` for every (target, version) `kernel` is built for: V5 and V6 always, V4 where
+/// `bin/<target>/<kernel>.co4` exists (gfx90a, some kernels).
+pub fn for_each_built<G: SuiteGpu>(
+    bin: &std::path::Path,
+    targets: &[G::Target],
+    kernel: &str,
+    mut f: impl FnMut(&G, &str),
+) {
+    for &target in targets {
+        let gpu = G::for_target(target);
+        for v in ["co4", "co5", "co6"] {
+            if v != "co4"
+                || bin
+                    .join(gpu.bin_dir())
+                    .join(format!("{kernel}.{v}"))
+                    .exists()
+            {
+                f(&gpu, v);
+            }
+        }
+    }
+}

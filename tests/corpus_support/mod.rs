@@ -28,10 +28,6 @@ pub enum Target {
 /// Both simulated targets.
 pub const TARGETS: [Target; 2] = [Target::Gfx90a, Target::Gfx942];
 
-/// The code-object versions built for every kernel and both targets (V4 is built for some
-/// kernels on gfx90a: see [`for_each_built`]).
-pub const VERSIONS: [&str; 2] = ["co5", "co6"];
-
 /// A device buffer with the typed helpers the checks use.
 #[derive(Clone)]
 pub struct Buffer {
@@ -254,28 +250,27 @@ pub fn grid1(n: u32, wg: u32) -> [u32; 3] {
     [n.next_multiple_of(wg), 1, 1]
 }
 
-/// Run `f` for every (target, code object version) pair.
-pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
-    for target in TARGETS {
-        let gpu = Gpu::new(target);
-        for v in VERSIONS {
-            f(&gpu, v);
-        }
+impl test_support::corpus::SuiteGpu for Gpu {
+    type Target = Target;
+
+    fn for_target(target: Target) -> Self {
+        Self::new(target)
     }
+
+    fn bin_dir(&self) -> &'static str {
+        self.dir()
+    }
+}
+
+/// Run `f` for every (target, code object version) pair.
+pub fn for_each_build(f: impl FnMut(&Gpu, &str)) {
+    test_support::corpus::for_each_build(&TARGETS, f);
 }
 
 /// Run `f` for every (target, code object version) pair `kernel` is built for: V5 and V6
 /// always, V4 where it is built (gfx90a, some kernels).
-pub fn for_each_built(kernel: &str, mut f: impl FnMut(&Gpu, &str)) {
-    for target in TARGETS {
-        let gpu = Gpu::new(target);
-        for v in ["co4", "co5", "co6"] {
-            let path = kernels_bin().join(gpu.dir()).join(format!("{kernel}.{v}"));
-            if v != "co4" || path.exists() {
-                f(&gpu, v);
-            }
-        }
-    }
+pub fn for_each_built(kernel: &str, f: impl FnMut(&Gpu, &str)) {
+    test_support::corpus::for_each_built(&kernels_bin(), &TARGETS, kernel, f);
 }
 
 /// Deterministic test inputs, the same as the simulator suite's.

@@ -375,31 +375,27 @@ impl Gpu {
 /// Both simulated targets.
 pub const TARGETS: [GfxTarget; 2] = [GfxTarget::Gfx90a, GfxTarget::Gfx942];
 
-/// Both code-object versions built for the simulated targets.
-pub const VERSIONS: [&str; 2] = ["co5", "co6"];
+impl test_support::corpus::SuiteGpu for Gpu {
+    type Target = GfxTarget;
+
+    fn for_target(target: GfxTarget) -> Self {
+        Self::new(target)
+    }
+
+    fn bin_dir(&self) -> &'static str {
+        self.dir()
+    }
+}
 
 /// Run `f` for every (target, code object version) pair.
-pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
-    for target in TARGETS {
-        let gpu = Gpu::new(target);
-        for v in VERSIONS {
-            f(&gpu, v);
-        }
-    }
+pub fn for_each_build(f: impl FnMut(&Gpu, &str)) {
+    test_support::corpus::for_each_build(&TARGETS, f);
 }
 
 /// Run `f` for every (target, code object version) pair `kernel` is built for: V5 and V6
 /// always, V4 where it is built (gfx90a, some kernels).
-pub fn for_each_built(kernel: &str, mut f: impl FnMut(&Gpu, &str)) {
-    for target in TARGETS {
-        let gpu = Gpu::new(target);
-        for v in ["co4", "co5", "co6"] {
-            let path = kernels_bin().join(gpu.dir()).join(format!("{kernel}.{v}"));
-            if v != "co4" || path.exists() {
-                f(&gpu, v);
-            }
-        }
-    }
+pub fn for_each_built(kernel: &str, f: impl FnMut(&Gpu, &str)) {
+    test_support::corpus::for_each_built(&kernels_bin(), &TARGETS, kernel, f);
 }
 
 /// Deterministic test inputs, shared with the safe-API suite.

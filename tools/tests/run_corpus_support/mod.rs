@@ -37,10 +37,6 @@ pub enum Target {
 /// Both simulated targets.
 pub const TARGETS: [Target; 2] = [Target::Gfx90a, Target::Gfx942];
 
-/// The code-object versions built for every kernel and both targets (V4 is built for some
-/// kernels on gfx90a: see [`for_each_built`]).
-pub const VERSIONS: [&str; 2] = ["co5", "co6"];
-
 /// The first made-up device address; buffers follow at distinct, page-aligned addresses with
 /// a gap between them, so a pointer into one is never the start of another.
 const FIRST_ADDRESS: u64 = 0x7e00_0000_0000;
@@ -363,31 +359,31 @@ pub fn grid1(n: u32, wg: u32) -> [u32; 3] {
     [n.next_multiple_of(wg), 1, 1]
 }
 
-/// Run `f` for every (target, code object version) pair.
-pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
-    for target in TARGETS {
-        let gpu = Gpu::new(target);
-        for v in VERSIONS {
-            inexpressible::run_unless_inexpressible(&format!("{} {v}", gpu.dir()), || {
-                f(&gpu, v);
-            });
-        }
+impl test_support::corpus::SuiteGpu for Gpu {
+    type Target = Target;
+
+    fn for_target(target: Target) -> Self {
+        Self::new(target)
+    }
+
+    fn bin_dir(&self) -> &'static str {
+        self.dir()
     }
 }
 
+/// Run `f` for every (target, code object version) pair, unless the check is inexpressible.
+pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
+    test_support::corpus::for_each_build(&TARGETS, |gpu: &Gpu, v| {
+        inexpressible::run_unless_inexpressible(&format!("{} {v}", gpu.dir()), || f(gpu, v));
+    });
+}
+
 /// Run `f` for every (target, code object version) pair `kernel` is built for: V5 and V6
-/// always, V4 where it is built (gfx90a, some kernels).
+/// always, V4 where it is built (gfx90a, some kernels); unless the check is inexpressible.
 pub fn for_each_built(kernel: &str, mut f: impl FnMut(&Gpu, &str)) {
-    for target in TARGETS {
-        let gpu = Gpu::new(target);
-        for v in ["co4", "co5", "co6"] {
-            let path = kernels_bin().join(gpu.dir()).join(format!("{kernel}.{v}"));
-            if v != "co4" || path.exists() {
-                inexpressible::run_unless_inexpressible(
-                    &format!("{} {v} {kernel}", gpu.dir()),
-                    || f(&gpu, v),
-                );
-            }
-        }
-    }
+    test_support::corpus::for_each_built(&kernels_bin(), &TARGETS, kernel, |gpu: &Gpu, v| {
+        inexpressible::run_unless_inexpressible(&format!("{} {v} {kernel}", gpu.dir()), || {
+            f(gpu, v);
+        });
+    });
 }
