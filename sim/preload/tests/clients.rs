@@ -27,12 +27,20 @@ fn profile_dir() -> PathBuf {
         .to_owned()
 }
 
-/// The interposer cargo built for this test: in `deps/` beside it (cargo builds the package's
-/// library for its tests but copies a cdylib up to `target/<profile>` only for `cargo build`).
+/// The interposer, built by cargo for this test's profile and target directory (a test of a
+/// cdylib-only package does not make cargo build the library first, as a fresh clone
+/// showed), once per test binary.
 fn interposer() -> PathBuf {
-    let library = profile_dir().join("deps/libamdgpu_sim_preload.so");
-    assert!(library.exists(), "{} was not built", library.display());
-    library
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            test_support::cargo_build::build_library(
+                env!("CARGO_MANIFEST_DIR"),
+                "amdgpu-sim-preload",
+                "libamdgpu_sim_preload.so",
+            )
+        })
+        .clone()
 }
 
 fn repository() -> PathBuf {
