@@ -12,9 +12,8 @@
 
 use std::time::Duration;
 
-use aqueduct::aql::builder::{DispatchBuilder, DispatchLimits};
 use aqueduct::program::{Output, Program, RunOptions};
-use aqueduct::{Condition, Device, MemoryLocation, QueueOptions};
+use aqueduct::{Arg, Device, Geometry, GpuAgent, MemoryLocation, QueueOptions};
 
 /// The committed code object: with a one-work-item grid, `atomic_counter(counter, old, n)`
 /// adds `n` to `counter[0]` and stores the old value to `old[0]`.
@@ -58,22 +57,28 @@ pub unsafe extern "C" fn aqueduct_fixture_run(message: *mut u8, len: usize) -> i
 /// One open → load → allocate → queue → dispatch → check → shutdown, every failure as text.
 fn run() -> Result<(), String> {
     let device = Device::open().map_err(|e| format!("opening the device: {e}"))?;
-    let result = dispatch_once(&device).and_then(|()| run_program(&device));
+    let result = first_gpu(&device).and_then(|gpu| {
+        dispatch_once(&device, &gpu)?;
+        run_program(&device, &gpu)
+    });
     // Shut down even when the dispatch failed: nothing may outlive the call.
     let shutdown = device.shutdown().map_err(|e| format!("shutting down: {e}"));
     result.and(shutdown)
 }
 
-/// Run `return_value` through `aqueduct::program` (its RPC server thread starts and ends
-/// within the call) and check its exit code.
-fn run_program(device: &Device) -> Result<(), String> {
-    let gpu = device
+fn first_gpu(device: &Device) -> Result<GpuAgent, String> {
+    device
         .gpus()
         .map_err(|e| e.to_string())?
         .first()
         .cloned()
-        .ok_or("the device has no GPU")?;
-    let program = Program::new(device, &gpu, RETURN_VALUE.to_vec())
+        .ok_or_else(|| "the device has no GPU".to_owned())
+}
+
+/// Run `return_value` through `aqueduct::program` (its RPC server thread starts and ends
+/// within the call) and check its exit code.
+fn run_program(device: &Device, gpu: &GpuAgent) -> Result<(), String> {
+    let program = Program::new(device, gpu, RETURN_VALUE.to_vec())
         .map_err(|e| format!("loading return_value: {e}"))?;
     let exit = program
         .run(&RunOptions {
@@ -95,78 +100,44 @@ fn run_program(device: &Device) -> Result<(), String> {
     }
 }
 
-fn dispatch_once(device: &Device) -> Result<(), String> {
-    let gpu = device
-        .gpus()
-        .map_err(|e| e.to_string())?
-        .first()
-        .cloned()
-        .ok_or("the device has no GPU")?;
+/// `atomic_counter` once through `Queue::launch` (kernarg segment, completion signal and
+/// queue all torn down with the device).
+fn dispatch_once(device: &Device, gpu: &GpuAgent) -> Result<(), String> {
+    let step = |what: &str, e: aqueduct::Error| format!("{what}: {e}");
     let executable = device
-        .load_code_object(&gpu, ATOMIC_COUNTER)
-        .map_err(|e| format!("loading atomic_counter: {e}"))?;
+        .load_code_object(gpu, ATOMIC_COUNTER)
+        .map_err(|e| step("loading atomic_counter", e))?;
     let kernel = executable
         .kernel("atomic_counter")
-        .map_err(|e| e.to_string())?;
-    let step = |what: &str, e: aqueduct::Error| format!("{what}: {e}");
-
+        .map_err(|e| step("finding atomic_counter", e))?;
     // counter[0] starts at 41, old[0] at a value the kernel must overwrite.
     let memory = device
-        .alloc(&gpu, MemoryLocation::HostFine, 8)
+        .alloc(gpu, MemoryLocation::HostFine, 8)
         .map_err(|e| step("allocating the counter", e))?;
     memory
         .write(0, &[41u32, 0xdead_beef])
         .map_err(|e| step("writing the counter", e))?;
-    let kernargs = device
-        .alloc(
-            &gpu,
-            MemoryLocation::Kernarg,
-            (kernel.kernarg_size as usize).max(64),
-        )
-        .map_err(|e| step("allocating the kernarg segment", e))?;
-    let explicit: Vec<_> = kernel
-        .args
-        .iter()
-        .filter(|a| !a.value_kind.is_hidden())
-        .collect();
-    let [counter, old, n] = explicit.as_slice() else {
-        return Err(format!(
-            "atomic_counter has {} explicit arguments, expected 3",
-            explicit.len()
-        ));
-    };
-    let at = |arg: &aqueduct::loader::KernelArg| arg.offset as usize;
-    kernargs
-        .write(at(counter), &[memory.gpu_address()])
-        .and_then(|()| kernargs.write(at(old), &[memory.gpu_address() + 4]))
-        .and_then(|()| kernargs.write(at(n), &[1u32]))
-        .map_err(|e| step("writing the kernel arguments", e))?;
-
     let queue = device
         .create_queue(
-            &gpu,
+            gpu,
             &QueueOptions {
                 packets: 64,
                 ..QueueOptions::default()
             },
         )
         .map_err(|e| step("creating the queue", e))?;
-    let done = device
-        .signal(1)
-        .map_err(|e| step("creating the signal", e))?;
-    let packet = DispatchBuilder::new(kernel.kernel_object, kernargs.gpu_address())
-        .grid_1d(1, 1)
-        .group_segment_size(kernel.group_segment_size)
-        .private_segment_size(kernel.private_segment_size)
-        .completion_signal(done.handle())
-        .build(&DispatchLimits::GFX9)
-        .map_err(|e| format!("building the dispatch packet: {e}"))?;
     queue
-        .dispatch(&packet)
-        .map_err(|e| step("dispatching", e))?;
-    queue
-        .wait(&done, Condition::Eq, 0, Some(DISPATCH_PATIENCE))
-        .map_err(|e| step("waiting for the dispatch", e))?;
+        .launch(
+            &kernel,
+            &Geometry::d1(1, 1),
+            &[
+                Arg::ptr(memory.gpu_address()),
+                Arg::ptr(memory.gpu_address() + 4),
+                Arg::u32(1),
+            ],
+        )
+        .and_then(|launch| launch.wait(Some(DISPATCH_PATIENCE)))
+        .map_err(|e| step("launching atomic_counter", e))?;
     let result = memory
         .to_vec::<u32>()
         .map_err(|e| step("reading the counter", e))?;
