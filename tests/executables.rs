@@ -12,40 +12,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use aqueduct::aql::builder::{DispatchBuilder, DispatchLimits};
 use aqueduct::code_object_source::CodeObjectSource;
-use aqueduct::kernarg::{Arg, Geometry, LaunchContext};
+use aqueduct::kernarg::{Arg, Geometry};
 use aqueduct::{
-    Buffer, Condition, Device, Error, ErrorKind, Executable, GpuAgent, Kernel, LoadOptions,
-    MemoryLocation, QueueOptions,
+    Buffer, Device, Error, ErrorKind, Executable, GpuAgent, Kernel, LoadOptions, MemoryLocation,
+    QueueOptions,
 };
-use support::{code_object, device, gpu};
+use support::{code_object, device, gpu, kernel_path};
 
 const WAIT: Duration = Duration::from_secs(60);
 
 /// Launch `kernel` once on a fresh queue and wait for it.
+/// Launch `kernel` once on a queue of its own and wait for it.
 fn launch(device: &Device, gpu: &GpuAgent, kernel: &Kernel, geometry: Geometry, args: &[Arg<'_>]) {
     let queue = device.create_queue(gpu, &QueueOptions::default()).unwrap();
-    let mut bytes = vec![0u8; kernel.layout.reserved_size().max(16) as usize];
-    let shape = kernel
-        .layout
-        .write(&mut bytes, &geometry, args, &LaunchContext::default())
-        .unwrap();
-    let segment = device
-        .alloc(gpu, MemoryLocation::Kernarg, bytes.len())
-        .unwrap();
-    segment.write(0, &bytes).unwrap();
-    let done = device.signal(1).unwrap();
-    let packet = DispatchBuilder::new(kernel.kernel_object, segment.gpu_address())
-        .geometry(shape.dimensions, shape.grid_size, shape.workgroup_size)
-        .group_segment_size(shape.group_segment_size)
-        .private_segment_size(kernel.private_segment_size)
-        .completion_signal(done.handle())
-        .build(&DispatchLimits::GFX9)
-        .unwrap();
-    queue.dispatch(&packet).unwrap();
     queue
-        .wait(&done, Condition::Eq, 0, Some(WAIT))
+        .launch(kernel, &geometry, args)
+        .and_then(|launch| launch.wait(Some(WAIT)))
         .unwrap_or_else(|e| panic!("{}: {e}", kernel.name));
 }
 
@@ -69,17 +52,6 @@ fn read_u32s(executable: &Executable, name: &str, len: usize) -> Vec<u32> {
 fn write_u32s(executable: &Executable, name: &str, values: &[u32]) {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     executable.write_variable(name, 0, &bytes).unwrap();
-}
-
-fn kernel_path(target: &str, file: &str) -> PathBuf {
-    [
-        env!("CARGO_MANIFEST_DIR"),
-        "tests/kernels/bin",
-        target,
-        file,
-    ]
-    .iter()
-    .collect()
 }
 
 #[test]

@@ -45,16 +45,21 @@ pub fn gpu(device: &Device) -> GpuAgent {
     device.gpus().unwrap()[0].clone()
 }
 
-/// A committed test kernel's code object.
-pub fn code_object(target: &str, file: &str) -> Vec<u8> {
-    let path: PathBuf = [
+/// The path of a committed test kernel (`tests/kernels/bin/<target>/<file>`).
+pub fn kernel_path(target: &str, file: &str) -> PathBuf {
+    [
         env!("CARGO_MANIFEST_DIR"),
         "tests/kernels/bin",
         target,
         file,
     ]
     .iter()
-    .collect();
+    .collect()
+}
+
+/// A committed test kernel's code object.
+pub fn code_object(target: &str, file: &str) -> Vec<u8> {
+    let path = kernel_path(target, file);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
