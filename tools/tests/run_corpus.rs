@@ -127,22 +127,3 @@ fn dispatch_ptr_sees_the_packet_of_the_command_line_geometry() {
     });
 }
 
-/// `timing`: the clocks only move forward across the sleep loop.
-#[test]
-fn timing_clocks_move_forward() {
-    for_each_build(|gpu, v| {
-        let co = gpu.load(&format!("timing.{v}"));
-        let out = gpu.buffer(64 * 4 * 8);
-        gpu.run(
-            &co,
-            "timing",
-            [64, 1, 1],
-            [64, 1, 1],
-            &[Arg::Ptr(out.va), Arg::U32(4)],
-        );
-        for (i, o) in out.u64s().chunks(4).enumerate() {
-            assert!(o[1] > o[0], "{} {v} item {i}: clock {o:?}", gpu.dir());
-            assert!(o[3] >= o[2], "{} {v} item {i}: realtime {o:?}", gpu.dir());
-        }
-    });
-}
