@@ -294,4 +294,3 @@ fn s_trap_reports_a_trap_and_sendmsg_interrupts() {
         );
     }
 }
-

@@ -126,4 +126,3 @@ fn dispatch_ptr_sees_the_packet_of_the_command_line_geometry() {
         assert_eq!(ids.u32s(), (0..n as u32).collect::<Vec<_>>(), "{what}");
     });
 }
-

@@ -10,6 +10,8 @@
 
 use std::cell::Cell;
 
+use amdgpu_sim::cp::PROCESSOR_THREAD_PREFIX;
+
 thread_local! {
     /// Whether this thread is inside the simulator. A `const` initialiser and no destructor:
     /// reading it never allocates or registers anything, so it is safe at any point of a
@@ -19,11 +21,6 @@ thread_local! {
     static SIMULATOR_THREAD: Cell<u8> = const { Cell::new(0) };
 }
 
-/// The name prefix of the command processors' threads (`amdgpu_sim::cp`'s engine names each
-/// `cp-gpu<gpu_id>-q<queue_id>`); the shader workers a processor starts inherit its name, as
-/// every Linux thread inherits its creator's until it sets its own.
-const SIMULATOR_THREAD_PREFIX: &[u8] = b"cp-gpu";
-
 /// Whether the calling thread's name marks it as one of the simulator's. Asked of the kernel
 /// once per thread: a processor names itself before it runs any simulator code.
 fn simulator_thread() -> bool {
@@ -32,7 +29,7 @@ fn simulator_thread() -> bool {
             let mut name = [0u8; 16];
             // SAFETY: PR_GET_NAME writes at most 16 bytes (NUL included) into the buffer.
             let rc = unsafe { libc::prctl(libc::PR_GET_NAME, name.as_mut_ptr()) };
-            let ours = rc == 0 && name.starts_with(SIMULATOR_THREAD_PREFIX);
+            let ours = rc == 0 && name.starts_with(PROCESSOR_THREAD_PREFIX.as_bytes());
             known.set(if ours { 2 } else { 1 });
             ours
         }
@@ -82,7 +79,7 @@ mod tests {
         }
         assert!(!inside());
         let named = std::thread::Builder::new()
-            .name("cp-gpu1234-q0".to_owned())
+            .name(format!("{PROCESSOR_THREAD_PREFIX}1234-q0"))
             .spawn(|| {
                 // A worker the processor starts inherits its name.
                 let worker = std::thread::spawn(inside).join().unwrap();

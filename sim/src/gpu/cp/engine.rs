@@ -23,6 +23,11 @@ impl CommandProcessorEngine {
     }
 }
 
+/// How every command processor's thread name begins (`cp-gpu<gpu_id>-q<queue_id>`); the shader
+/// workers a processor starts inherit its name. The LD_PRELOAD interposer tells the
+/// simulator's own threads by it.
+pub const PROCESSOR_THREAD_PREFIX: &str = "cp-gpu";
+
 impl QueueEngine for CommandProcessorEngine {
     fn start(&self, spec: QueueSpec) -> Box<dyn RunningQueue> {
         let control = self.watchers.control(QueueConfig {
@@ -31,7 +36,10 @@ impl QueueEngine for CommandProcessorEngine {
             percentage: spec.percentage,
             priority: spec.priority,
         });
-        let name = format!("cp-gpu{}-q{}", spec.gpu_id, spec.queue_id);
+        let name = format!(
+            "{PROCESSOR_THREAD_PREFIX}{}-q{}",
+            spec.gpu_id, spec.queue_id
+        );
         let processor = Processor::new(spec, control.clone(), self.watchers.clone());
         let thread = ProcessorThread::spawn(&name, move || processor.run());
         let thread = match thread {

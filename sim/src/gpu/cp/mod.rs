@@ -40,6 +40,6 @@ mod ring;
 mod signal;
 mod wakeup;
 
-pub use engine::CommandProcessorEngine;
+pub use engine::{CommandProcessorEngine, PROCESSOR_THREAD_PREFIX};
 pub use processor_thread::ProcessorThread;
 pub use queue_error::QueueError;
