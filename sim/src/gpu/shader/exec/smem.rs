@@ -48,11 +48,16 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
     let name = inst.op.name();
     let dwords = inst.op.info().sig[0].dwords();
     let soffset = if mem.soffset_en {
-        u64::from(e.scalar32(inst.src[1])?)
+        e.scalar32(inst.src[1])?
     } else {
         0
     };
-    let offset = (i64::from(mem.offset) as u64).wrapping_add(soffset);
+    // s_load/s_store: the 64-bit base plus the sign-extended 21-bit immediate plus the SGPR
+    // offset, an unsigned 32-bit byte offset (LLVM's gfx9 SMEM operand docs: "If offset is
+    // specified as a register, it supplies an unsigned byte offset. If offset is specified as
+    // a 21-bit immediate, it supplies a signed byte offset"), summed in 64 bits; the two low
+    // bits of the address are ignored (dword access). Fairly sure.
+    let offset = (i64::from(mem.offset) as u64).wrapping_add(u64::from(soffset));
     let base_reg = sgpr_index(inst.src[0])?;
     e.mem.refresh();
     if name.starts_with("s_load_") {
@@ -69,9 +74,13 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
     } else if name.starts_with("s_buffer_load_") {
         let (base, records) = buffer(e, base_reg);
         let dst = sgpr_index(inst.dst)?;
-        let start = offset & !3;
-        for i in 0..u64::from(dwords) {
-            let o = start + 4 * i;
+        // A buffer offset is 32 bits, as in MUBUF: immediate plus SGPR offset wrap there, and
+        // each dword's offset too. (Less sure than for MUBUF: no document found says so for
+        // the scalar unit; LLVM treats an s_buffer_load immediate as unsigned and never emits
+        // a sum that would wrap.)
+        let start = (mem.offset as u32).wrapping_add(soffset) & !3;
+        for i in 0..dwords {
+            let o = u64::from(start.wrapping_add(4 * i));
             // Out-of-range dwords of a buffer read as zero.
             let v = if o + 4 <= records {
                 e.mem.read_u32(base.wrapping_add(o))?

@@ -91,9 +91,12 @@ enum Loc {
     Dropped,
 }
 
-/// The device address of byte `o` of `lane`'s private memory.
+/// The device address of byte `o` of `lane`'s private memory. A private offset is 32 bits
+/// (scratch_* forms VADDR + SADDR + offset in 32 bits; a FLAT address in the private aperture
+/// leaves 32 bits of offset), so the bytes and dwords after the first wrap there too.
 #[inline]
 fn swizzled(base: u64, o: u64, lane: usize) -> u64 {
+    let o = o & 0xffff_ffff;
     base.wrapping_add((o / 4) * 256 + lane as u64 * 4 + o % 4)
 }
 
@@ -252,12 +255,12 @@ fn flat_locs(e: &Exec, inst: &Inst) -> Result<[Loc; LANES], Fault> {
 #[derive(Clone, Copy, Debug)]
 struct Buffer {
     base: u64,
-    stride: u64,
-    num_records: u64,
+    stride: u32,
+    num_records: u32,
     swizzle: bool,
     add_tid: bool,
-    element: u64,
-    index_stride: u64,
+    element: u32,
+    index_stride: u32,
 }
 
 impl Buffer {
@@ -266,42 +269,84 @@ impl Buffer {
         let (w0, w1, w2, w3) = (s(0), s(1), s(2), s(3));
         Self {
             base: u64::from(w0) | u64::from(w1 & 0xffff) << 32,
-            stride: u64::from((w1 >> 16) & 0x3fff),
-            num_records: u64::from(w2),
+            stride: (w1 >> 16) & 0x3fff,
+            num_records: w2,
             swizzle: w1 >> 31 != 0,
             add_tid: (w3 >> 23) & 1 != 0,
+            // ELEMENT_SIZE 2, 4, 8 or 16 bytes. (Mesa's ACO notes "element size removed in
+            // GFX9", i.e. gfx9 may ignore the field and use 4; every descriptor the runtimes
+            // build says 4, so the two readings agree on them.)
             element: 2 << ((w3 >> 19) & 3),
             index_stride: 8 << ((w3 >> 21) & 3),
         }
     }
 
-    /// The address of byte `offset` of record `index`, or `None` when out of range. `soffset`
-    /// is added after the range check, as on hardware.
-    fn address(&self, index: u64, offset: u64, len: u64, soffset: u64) -> Option<u64> {
-        let in_range = if self.stride == 0 {
-            offset + len <= self.num_records
+    /// Whether `len` bytes at byte `offset` of record `index` are out of range (the access is
+    /// then dropped: loads read 0, stores write nothing). `idxen` is the instruction's IDXEN.
+    ///
+    /// The model (sure of its first half, less of its second): on gfx9 the kind of check
+    /// depends on the instruction, not only on the descriptor (LLVM's buffer intrinsics,
+    /// review D50306: "the behavior of bound checking and swizzling changes depending on
+    /// whether idxen is set in the instruction" on gfx9+), and SOFFSET never takes part
+    /// ("excluded from bounds checking and swizzling", same source).
+    /// - Structured (IDXEN, or ADD_TID_ENABLE which puts the lane id into the index): out of
+    ///   range when `index >= NUM_RECORDS`, NUM_RECORDS counting records (radeonsi divides a
+    ///   strided buffer's byte size by the stride on every generation but gfx8). A swizzled
+    ///   buffer with a stride also drops offsets past the stride (gem5's Vega model). So the
+    ///   private segment buffer (swizzled, ADD_TID, stride 0, NUM_RECORDS in bytes) is in effect
+    ///   not range-checked, which is what LLVM relies on for gfx9 ("GFX9 does not enable bounds
+    ///   checking for the resource descriptors used for private access", review D40585;
+    ///   `privateMemoryResourceIsRangeChecked()` is false from gfx9).
+    /// - Raw (neither): out of range when the access passes NUM_RECORDS bytes. Whether a
+    ///   dword that straddles the end is dropped whole or in part is not documented; it is
+    ///   dropped whole here.
+    fn out_of_range(&self, idxen: bool, index: u32, offset: u32, len: u32) -> bool {
+        if idxen || self.add_tid {
+            index >= self.num_records || (self.swizzle && self.stride != 0 && offset >= self.stride)
         } else {
-            index < self.num_records && offset + len <= self.stride.max(len)
-        };
-        if !in_range {
-            return None;
+            u64::from(offset) + u64::from(len) > u64::from(self.num_records)
         }
+    }
+
+    /// The address of byte `offset` of record `index`, `soffset` bytes past the base.
+    ///
+    /// ADDR = base + soffset + buffer_offset, where buffer_offset is
+    /// `offset + stride * index` (linear) or, swizzled, `(index / index_stride * stride +
+    /// offset / element * element) * index_stride + index % index_stride * element + offset %
+    /// element` (the formula of the GCN3 and Vega ISA documents). `offset` and `index` are
+    /// 32-bit values the caller has already wrapped; the sum is formed in 64 bits (the
+    /// address space is 48 bits wide).
+    fn address(&self, index: u32, offset: u32, soffset: u32) -> u64 {
+        let (index, offset) = (u64::from(index), u64::from(offset));
+        let stride = u64::from(self.stride);
         let buffer_offset = if self.swizzle {
-            let (im, il) = (index / self.index_stride, index % self.index_stride);
-            let (om, ol) = (offset / self.element, offset % self.element);
-            (im * self.stride + om * self.element) * self.index_stride + il * self.element + ol
+            let (index_stride, element) = (u64::from(self.index_stride), u64::from(self.element));
+            let (im, il) = (index / index_stride, index % index_stride);
+            let (om, ol) = (offset / element, offset % element);
+            (im * stride + om * element) * index_stride + il * element + ol
         } else {
-            offset + self.stride * index
+            offset + stride * index
         };
-        Some(self.base.wrapping_add(soffset).wrapping_add(buffer_offset))
+        self.base
+            .wrapping_add(u64::from(soffset))
+            .wrapping_add(buffer_offset)
     }
 }
 
-/// Per-lane, per-dword addresses of a MUBUF access (`dwords` chunks of up to 4 bytes).
+/// Per-lane, per-dword addresses of a MUBUF access (`dwords` chunks of up to 4 bytes); `None`
+/// where a chunk is out of range.
+///
+/// The index is `vindex (IDXEN) + lane id (ADD_TID_ENABLE)` and the offset `voffset (OFFEN) +
+/// the instruction's offset`, both in 32 bits: a VGPR offset of 0xFFFFFFFF with `offset:1`
+/// addresses byte 0, as clang's code for gfx9 expects (it folds a constant into the
+/// instruction offset over a possibly negative VGPR when the private segment is not
+/// range-checked: `SelectMUBUFScratchOffen`). Each dword of a multi-dword access is addressed
+/// and range-checked on its own (the ISA documents: "Load/store-DWORD-x{2,3,4} range-check
+/// per component"), at `offset + 4k`, again in 32 bits. GFX9 MUBUF has no ADDR64 form.
 fn mubuf_access(e: &Exec, inst: &Inst, bytes: u32) -> Result<Vec<[Option<u64>; 4]>, Fault> {
     let mem = inst.mem();
     let buf = Buffer::read(e, mem.srsrc);
-    let soffset = u64::from(e.scalar32(inst.src[2])?);
+    let soffset = e.scalar32(inst.src[2])?;
     let v0 = if inst.src[0].is_some() {
         e.lanes32(inst.src[0])?
     } else {
@@ -312,19 +357,21 @@ fn mubuf_access(e: &Exec, inst: &Inst, bytes: u32) -> Result<Vec<[Option<u64>; 4
         _ => [0; LANES],
     };
     let chunks = bytes.div_ceil(4) as usize;
+    let len = bytes.min(4);
     let mut out = vec![[None; 4]; LANES];
     for l in lanes(e.w.exec()) {
-        let vindex = if mem.idxen { u64::from(v0[l]) } else { 0 };
+        let vindex = if mem.idxen { v0[l] } else { 0 };
         let voffset = match (mem.idxen, mem.offen) {
-            (true, true) => u64::from(v1[l]),
-            (false, true) => u64::from(v0[l]),
+            (true, true) => v1[l],
+            (false, true) => v0[l],
             _ => 0,
         };
-        let index = vindex + if buf.add_tid { l as u64 } else { 0 };
-        let offset = voffset + mem.offset as u64;
+        let index = vindex.wrapping_add(if buf.add_tid { l as u32 } else { 0 });
+        let offset = voffset.wrapping_add(mem.offset as u32);
         for (k, slot) in out[l].iter_mut().take(chunks).enumerate() {
-            let len = u64::from(bytes.min(4));
-            *slot = buf.address(index, offset + 4 * k as u64, len, soffset);
+            let offset = offset.wrapping_add(4 * k as u32);
+            *slot = (!buf.out_of_range(mem.idxen, index, offset, len))
+                .then(|| buf.address(index, offset, soffset));
         }
     }
     Ok(out)
