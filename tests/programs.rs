@@ -75,6 +75,22 @@ fn stdout_and_stderr() {
     }
 }
 
+/// Text built in stack arrays and printed through the RPC client arrives whole (clang walks
+/// it with a MUBUF offset that starts at -1 on gfx90a; see checks/private.rs).
+#[test]
+fn strings_on_the_stack_print() {
+    for target in TARGETS {
+        let exit = run(target, "stack_strings", &options()).unwrap();
+        assert_eq!(exit.code, 0, "{target}");
+        assert_eq!(
+            text(&exit.stdout),
+            "stack line 1: aqueduct\nstack line 2: scratch\nstack line 3: 4294967295\ndesrever\n",
+            "{target}"
+        );
+        assert!(exit.stderr.is_empty(), "{target}");
+    }
+}
+
 #[test]
 fn exit_from_one_lane_wins_over_main() {
     for target in TARGETS {

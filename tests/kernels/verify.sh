@@ -126,6 +126,7 @@ lds_transpose:ds_write|ds_read;s_barrier;s_load
 dynamic_lds:ds_write|ds_read;s_barrier
 private_array:buffer_store_dword.*offen|scratch_store;buffer_load_dword.*offen|scratch_load
 spill:buffer_store_dword|scratch_store;buffer_load_dword|scratch_load
+stack_string:v_add_u32_e32 v[0-9]+, -1,;buffer_load_ubyte.*offen offset:1;buffer_store_byte.*offen;flat_load_ubyte
 device_call:s_swappc_b64;s_setpc_b64;s_getpc_b64;flat_load_dwordx4;buffer_load_dword.*offen;buffer_store_dword
 indirect_call:s_swappc_b64;v_readfirstlane_b32;s_setpc_b64
 divergence:s_and_saveexec_b64;s_cbranch_execz;s_cbranch_scc[01]|s_cselect
@@ -153,6 +154,7 @@ check_classes gfx90a 5 "$CLASSES_GFX90A"
 check_classes gfx942 5 '
 private_array:scratch_store;scratch_load
 spill:scratch_store;scratch_load
+stack_string:scratch_load_ubyte;scratch_store_byte;flat_load_ubyte
 vector_add:v_lshl_add_u64
 '
 echo "verify.sh: instruction classes checked"

@@ -62,6 +62,29 @@ fn output_goes_to_our_stdout_and_stderr() {
     }
 }
 
+/// Text built in stack arrays prints whole: clang's strlen over a stack array starts a MUBUF
+/// offset at -1 and loads with `offset:1` on gfx90a, which the shader core must wrap at 32 bits.
+#[test]
+fn strings_on_the_stack_print() {
+    for (target, machine) in MACHINES {
+        let out = exec(
+            machine,
+            &[program(target, "stack_strings").to_str().unwrap()],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{target}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            text(&out.stdout),
+            "stack line 1: aqueduct\nstack line 2: scratch\nstack line 3: 4294967295\ndesrever\n",
+            "{target}"
+        );
+    }
+}
+
 #[test]
 fn exit_from_a_lane() {
     for (target, machine) in MACHINES {

@@ -166,3 +166,50 @@ fn indirect_calls_through_a_table() {
         }
     });
 }
+
+/// FNV-1a over bytes, the hash of `stack_string`.
+fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(2_166_136_261u32, |h, &c| {
+        (h ^ u32::from(c)).wrapping_mul(16_777_619)
+    })
+}
+
+/// A string in a stack array walked by pointer in calls that are not inlined: on gfx90a the
+/// strlen starts its MUBUF offset at -1 (0xFFFFFFFF) and loads with `offset:1`, which reads the
+/// string only if the offset sum wraps at 32 bits as on the hardware.
+#[test]
+fn stack_strings_walked_by_pointer() {
+    for_each_build(|gpu, v| {
+        let co = gpu.load(&format!("stack_string.{v}"));
+        let n = 130usize;
+        let mut rng = Rng::new(5);
+        let seed: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
+        let bs = gpu.buffer_u32(&seed);
+        let out = gpu.buffer(3 * n * 4);
+        gpu.run(
+            &co,
+            "stack_string",
+            grid1(n as u32, 64),
+            [64, 1, 1],
+            &[Arg::Ptr(bs.va), Arg::Ptr(out.va), Arg::U32(n as u32)],
+        );
+        let got = out.u32s();
+        for i in 0..n {
+            let mut x = seed[i];
+            let len = 1 + x % 60;
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    (32 + (x >> 16) % 95) as u8
+                })
+                .collect();
+            let rev: Vec<u8> = text.iter().rev().copied().collect();
+            assert_eq!(
+                got[3 * i..3 * i + 3],
+                [len, fnv1a(&text), fnv1a(&rev)],
+                "{} {v} item {i}",
+                gpu.dir()
+            );
+        }
+    });
+}
