@@ -192,13 +192,15 @@ fn vreg(op: Operand) -> Option<usize> {
 /// The address arithmetic, as gfx9 forms it (from LLVM's gfx9 operand documentation, with
 /// which gem5's Vega model agrees; the AMD ISA documents were not at hand to check against):
 /// - FLAT and GLOBAL with a VGPR address: the 64-bit VGPR pair plus the instruction offset
-///   (FLAT 12-bit unsigned, GLOBAL 13-bit signed, sign-extended to 64 bits), in 64 bits.
+///   (FLAT unsigned, as the decoder reads it; GLOBAL 13-bit signed, sign-extended to 64
+///   bits), in 64 bits.
 /// - GLOBAL with SADDR: the 64-bit SGPR pair plus the 32-bit VGPR offset zero-extended plus
 ///   the signed offset, in 64 bits (the VGPR is an unsigned offset: a "negative" one is 4 GiB
 ///   minus a little, not a step back).
 /// - SCRATCH: VADDR (or SADDR) plus the signed offset is a 32-bit private offset, wrapped
 ///   there, then swizzled per lane from FLAT_SCRATCH like the private segment buffer.
 /// - FLAT into the private aperture: the address minus the aperture base (less than 4 GiB).
+///
 /// No 64-bit sum here stands where the hardware wraps at 32 bits; the 32-bit one of SCRATCH
 /// is the one that must wrap, and does.
 fn flat_locs(e: &Exec, inst: &Inst) -> Result<[Loc; LANES], Fault> {
