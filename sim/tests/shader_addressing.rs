@@ -11,9 +11,11 @@ mod shader_support;
 use shader_support::{Gpu, TARGETS};
 
 /// A private-segment-style descriptor in s[8:11] over the buffer at kernarg 8 (SWIZZLE_ENABLE,
-/// stride 0, NUM_RECORDS 0x10000, ELEMENT_SIZE 4, INDEX_STRIDE 64, ADD_TID_ENABLE: what ROCr
-/// and aqueduct build for scratch), read and written through VGPR offsets of -1, -4, -2 and -8
-/// with immediates that bring them back to bytes 0 to 23 of each lane. out[4 l ..] = v2..v5.
+/// stride 0, ELEMENT_SIZE 4, INDEX_STRIDE 64, ADD_TID_ENABLE: what ROCr and aqueduct build for
+/// scratch), read and written through VGPR offsets of -1, -4, -2 and -8 with immediates that
+/// bring them back to bytes 0 to 23 and 68 to 75 of each lane. NUM_RECORDS is 64, less than
+/// the last offsets: gfx9 does not range-check this kind of buffer on its offset (only the
+/// index, the lane id, against NUM_RECORDS). out[4 l ..] = v2..v5.
 const PRIVATE_NEGATIVE_OFFSETS: &[u32] = &[
     0xC00A_0100,
     0x0000_0000, // s_load_dwordx4 s[4:7], s[0:1], 0x0
@@ -21,8 +23,7 @@ const PRIVATE_NEGATIVE_OFFSETS: &[u32] = &[
     0xBE88_0006, // s_mov_b32 s8, s6
     0x8709_FF07,
     0x8000_0000, // s_or_b32 s9, s7, 0x80000000
-    0xBE8A_00FF,
-    0x0001_0000, // s_mov_b32 s10, 0x10000
+    0xBE8A_00C0, // s_mov_b32 s10, 64
     0xBE8B_00FF,
     0x00EA_4FAC, // s_mov_b32 s11, 0xea4fac
     0x7E02_02C1, // v_mov_b32_e32 v1, -1
@@ -31,8 +32,8 @@ const PRIVATE_NEGATIVE_OFFSETS: &[u32] = &[
     0x7E02_02C4, // v_mov_b32_e32 v1, -4
     0xE050_1004,
     0x8002_0301, // buffer_load_dword v3, v1, s[8:11], 0 offen offset:4
-    0xE054_1008,
-    0x8002_0401, // buffer_load_dwordx2 v[4:5], v1, s[8:11], 0 offen offset:8
+    0xE054_1048,
+    0x8002_0401, // buffer_load_dwordx2 v[4:5], v1, s[8:11], 0 offen offset:72
     0xBF8C_0F70, // s_waitcnt vmcnt(0)
     0x7E02_02C2, // v_mov_b32_e32 v1, -2
     0x280C_00FF,
@@ -68,9 +69,9 @@ fn private_buffer_accesses_wrap_a_negative_vgpr_offset_at_32_bits() {
         let gpu = Gpu::new(target);
         let raw = gpu.load_raw(PRIVATE_NEGATIVE_OFFSETS);
         let out = gpu.buffer(64 * 16);
-        let private = gpu.buffer(8 * 256);
+        let private = gpu.buffer(24 * 256);
         for lane in 0..64 {
-            for d in 0..8 {
+            for d in 0..24 {
                 let at = swizzled(4 * d, lane);
                 private.write(at, &private_word(d, lane).to_le_bytes());
             }
@@ -91,9 +92,9 @@ fn private_buffer_accesses_wrap_a_negative_vgpr_offset_at_32_bits() {
                 private_word(0, lane) & 0xff,
                 // buffer_load_dword at -4 + 4: dword 0.
                 private_word(0, lane),
-                // buffer_load_dwordx2 at -4 + 8: dwords 1 and 2.
-                private_word(1, lane),
-                private_word(2, lane),
+                // buffer_load_dwordx2 at -4 + 72: dwords 17 and 18, past NUM_RECORDS.
+                private_word(17, lane),
+                private_word(18, lane),
             ];
             assert_eq!(
                 got[4 * lane..4 * lane + 4],
