@@ -325,9 +325,9 @@ impl Buffer {
     /// ADDR = base + soffset + buffer_offset, where buffer_offset is
     /// `offset + stride * index` (linear) or, swizzled, `(index / index_stride * stride +
     /// offset / element * element) * index_stride + index % index_stride * element + offset %
-    /// element` (the formula of the GCN3 and Vega ISA documents). `offset` and `index` are
-    /// 32-bit values the caller has already wrapped; the sum is formed in 64 bits (the
-    /// address space is 48 bits wide).
+    /// element` (the ISA documents' formula, as gem5's Vega model quotes it). `offset` and
+    /// `index` are 32-bit values the caller has already wrapped; the sum is formed in 64 bits
+    /// (the address space is 48 bits wide).
     fn address(&self, index: u32, offset: u32, soffset: u32) -> u64 {
         let (index, offset) = (u64::from(index), u64::from(offset));
         let stride = u64::from(self.stride);
