@@ -3,9 +3,10 @@
 //! runs in a process group of its own), and the test fails naming what it waited for and
 //! showing what the child had written.
 //!
-//! Every test that starts a process goes through [`run_with_deadline`]; `test-support`'s own
-//! guard test (`tests/deadlines.rs`) fails on a test file that calls `Command::output`,
-//! `Command::status` or `Child::wait` itself.
+//! Every test that starts a process goes through [`run_with_deadline`] (or
+//! [`try_run_with_deadline`], where a missing program is a skip); `test-support`'s guard test
+//! (`tests/deadlines.rs`) fails on a test file that calls `Command::output`, `Command::status`
+//! or `Child::wait` itself.
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
@@ -39,14 +40,33 @@ const QUOTE_LIMIT: usize = 16 * 1024;
 /// the end of its stdout and stderr.
 #[track_caller]
 pub fn run_with_deadline(command: &mut Command, limit: Duration, what: &str) -> Output {
+    try_run_with_deadline(command, limit, what)
+        .unwrap_or_else(|err| panic!("{what}: cannot start {command:?}: {err}"))
+}
+
+/// [`run_with_deadline`] for a program that may be missing (a C compiler, a tool a test
+/// skips without): the error of starting it is returned instead of a panic. A child that
+/// started and outlives `limit` still fails the test.
+///
+/// # Errors
+///
+/// What `spawn` said if the program could not be started.
+///
+/// # Panics
+///
+/// If the child has not ended within `limit` (see [`run_with_deadline`]).
+#[track_caller]
+pub fn try_run_with_deadline(
+    command: &mut Command,
+    limit: Duration,
+    what: &str,
+) -> std::io::Result<Output> {
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let mut child = command
-        .spawn()
-        .unwrap_or_else(|err| panic!("{what}: cannot start {command:?}: {err}"));
+    let mut child = command.spawn()?;
     let stdout = Collected::start(child.stdout.take(), "stdout");
     let stderr = Collected::start(child.stderr.take(), "stderr");
     let mut status = None;
@@ -67,11 +87,11 @@ pub fn run_with_deadline(command: &mut Command, limit: Duration, what: &str) -> 
         );
     }
     let status = status.unwrap_or_else(|| unreachable!("ended without a status"));
-    Output {
+    Ok(Output {
         status,
         stdout: stdout.finish(),
         stderr: stderr.finish(),
-    }
+    })
 }
 
 /// The child's status if it has ended.
@@ -123,7 +143,9 @@ impl Collected {
                             .extend_from_slice(&chunk[..n]);
                     }
                 })
-                .unwrap_or_else(|err| panic!("cannot start the reader of the child's {name}: {err}"))
+                .unwrap_or_else(|err| {
+                    panic!("cannot start the reader of the child's {name}: {err}")
+                })
         });
         Self { bytes, reader }
     }

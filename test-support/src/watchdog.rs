@@ -64,9 +64,8 @@ pub fn arm(deadline: Duration, what: &str) -> Armed {
         .name()
         .unwrap_or("an unnamed thread")
         .to_owned();
-    let message = format!(
-        "watchdog: {test}: not within {deadline:?}: {what}; ending the test process\n"
-    );
+    let message =
+        format!("watchdog: {test}: not within {deadline:?}: {what}; ending the test process\n");
     let (disarm, disarmed) = mpsc::channel::<()>();
     let thread = std::thread::Builder::new()
         .name("watchdog".to_owned())

@@ -111,7 +111,10 @@ fn a_child_past_its_deadline_is_killed_with_its_group_and_named() {
         message.starts_with("a shell that never ends: not within 300ms"),
         "{message}"
     );
-    assert!(message.contains("started") && message.contains("waiting"), "{message}");
+    assert!(
+        message.contains("started") && message.contains("waiting"),
+        "{message}"
+    );
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "the time-out took {:?}",
@@ -135,7 +138,10 @@ fn an_armed_watchdog_ends_the_process_by_name_and_a_disarmed_one_does_not() {
     assert_eq!(fired, Err(ChildFailure::ExitCode(watchdog::FIRED_STATUS)));
 
     let disarmed = run_in_child(Duration::from_secs(30), || {
-        drop(watchdog::arm(Duration::from_millis(50), "a wait that ends in time"));
+        drop(watchdog::arm(
+            Duration::from_millis(50),
+            "a wait that ends in time",
+        ));
         // Well past the deadline it no longer has.
         std::thread::sleep(Duration::from_millis(300));
         Ok(())
@@ -145,7 +151,11 @@ fn an_armed_watchdog_ends_the_process_by_name_and_a_disarmed_one_does_not() {
 
 #[test]
 fn a_thread_blocked_in_the_kernel_is_seen_asleep_and_a_running_one_is_not() {
-    assert_eq!(task::state(task::id()), Some('R'), "the calling thread runs");
+    assert_eq!(
+        task::state(task::id()),
+        Some('R'),
+        "the calling thread runs"
+    );
     let tid = AtomicI32::new(0);
     let (wake, woken) = std::sync::mpsc::channel::<()>();
     let _watchdog = watchdog::arm(watchdog::DEFAULT_DEADLINE, "the sleeper thread to end");
