@@ -17,7 +17,10 @@ fn every_open_returns_the_same_device_while_one_is_open() {
     let machine = machine();
     let sys: Arc<dyn aqueduct::kfd::Sys> = Arc::new(machine.clone());
     let first = Device::open_on(Arc::clone(&sys)).unwrap();
-    let watchdog = watchdog::arm(watchdog::DEFAULT_DEADLINE, "eight threads opening the device");
+    let watchdog = watchdog::arm(
+        watchdog::DEFAULT_DEADLINE,
+        "eight threads opening the device",
+    );
     let handles: Vec<Device> = std::thread::scope(|scope| {
         let spawned: Vec<_> = (0..8)
             .map(|_| scope.spawn(|| Device::open_on(Arc::clone(&sys)).unwrap()))

@@ -47,7 +47,11 @@ fn a_memory_fault_names_its_address_stops_that_gpu_and_leaves_the_others_working
     let submit = queue.barrier_and(&[], Some(&again)).unwrap_err();
     assert_eq!(submit.queue_error(), error.queue_error(), "{submit}");
     let launch = queue
-        .launch(&oob, &Geometry::d1(64, 64), &[Arg::ptr(UNMAPPED), Arg::u32(7)])
+        .launch(
+            &oob,
+            &Geometry::d1(64, 64),
+            &[Arg::ptr(UNMAPPED), Arg::u32(7)],
+        )
         .unwrap_err();
     assert_eq!(launch.queue_error(), error.queue_error(), "{launch}");
     let later = queue.wait(&again, Condition::Eq, 0, WAIT).unwrap_err();

@@ -207,9 +207,11 @@ fn abandon_is_honoured_while_the_ring_is_full() {
                 stop.lock().unwrap().clone()
             })
         });
-        wait::assert_until(Duration::from_secs(30), "the producer to wait for room", || {
-            asked.load(Ordering::Relaxed) > 0
-        });
+        wait::assert_until(
+            Duration::from_secs(30),
+            "the producer to wait for room",
+            || asked.load(Ordering::Relaxed) > 0,
+        );
         *stop.lock().unwrap() = Some("queue error".to_owned());
         assert_eq!(
             waiter.join().unwrap(),
@@ -265,7 +267,11 @@ fn a_waiting_producer_resumes_when_the_consumer_frees_room() {
             "the producer to look at the ring after one slot was freed",
             || full.load(Ordering::Relaxed) >= seen + 2,
         );
-        assert_eq!(producer.write_index(), 4, "reserved two slots with one free");
+        assert_eq!(
+            producer.write_index(),
+            4,
+            "reserved two slots with one free"
+        );
         assert!(!waiter.is_finished());
         queue.consume(1, Instant::now() + Duration::from_secs(10));
         assert_eq!(waiter.join().unwrap(), Ok(4));

@@ -58,13 +58,13 @@ fn timing_clocks_move_forward() {
     use std::time::{Duration, Instant};
     const TICKS_PER_SECOND: f64 = 100e6;
     const DELAY: Duration = Duration::from_millis(20);
-    // CLOCK_MONOTONIC_RAW (the counter's) and CLOCK_MONOTONIC (Instant's) may differ by the
-    // NTP slew, at most 0.05%: 1% either way is ample.
-    let ticks = |d: Duration, scale: f64| (d.as_secs_f64() * TICKS_PER_SECOND * scale) as u64;
     /// One field of every item's four.
     fn realtime(items: &[u64], field: usize) -> impl Iterator<Item = u64> + '_ {
         items.chunks(4).map(move |o| o[field])
     }
+    // CLOCK_MONOTONIC_RAW (the counter's) and CLOCK_MONOTONIC (Instant's) may differ by the
+    // NTP slew, at most 0.05%: 1% either way is ample.
+    let ticks = |d: Duration, scale: f64| (d.as_secs_f64() * TICKS_PER_SECOND * scale) as u64;
     for_each_build(|gpu, v| {
         let co = gpu.load(&format!("timing.{v}"));
         let launch = || {
