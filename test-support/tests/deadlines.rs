@@ -9,6 +9,7 @@
 //! limit of its own (an infinite wait is what the test is about), `watchdog::arm` bounds it
 //! and the line says so in a trailing comment naming it: `// bounded by: the watchdog`.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// What a test file must not contain, and what to use instead. The needles are split so that
@@ -72,7 +73,7 @@ fn test_files(root: &Path) -> Vec<PathBuf> {
                     continue;
                 }
                 walk(root, &path, in_tests || name == "tests", out);
-            } else if in_tests && name.ends_with(".rs") {
+            } else if in_tests && path.extension().is_some_and(|ext| ext == "rs") {
                 out.push(relative);
             }
         }
@@ -115,10 +116,7 @@ fn no_test_starts_or_waits_for_a_process_or_the_gpu_without_a_deadline() {
             continue;
         }
         for (line, text, instead) in found {
-            report.push_str(&format!(
-                "{}:{line}: {text}  (use {instead})\n",
-                file.display()
-            ));
+            writeln!(report, "{}:{line}: {text}  (use {instead})", file.display()).unwrap();
         }
     }
     assert!(
