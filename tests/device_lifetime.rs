@@ -17,10 +17,7 @@ fn every_open_returns_the_same_device_while_one_is_open() {
     let machine = machine();
     let sys: Arc<dyn aqueduct::kfd::Sys> = Arc::new(machine.clone());
     let first = Device::open_on(Arc::clone(&sys)).unwrap();
-    let watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
-        "eight threads opening the device",
-    );
+    let watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "eight threads opening the device");
     let handles: Vec<Device> = std::thread::scope(|scope| {
         let spawned: Vec<_> = (0..8)
             .map(|_| scope.spawn(|| Device::open_on(Arc::clone(&sys)).unwrap()))
@@ -217,7 +214,7 @@ fn shutdown_ends_waits_in_progress_with_closed() {
     let signal = device.signal(1).unwrap();
     let polling = device.polling_signal(1).unwrap();
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "three waits without a time-out to end with Closed at shutdown",
     );
     std::thread::scope(|scope| {
@@ -240,7 +237,7 @@ fn sixteen_threads_opening_using_and_closing_at_once_leak_nothing() {
     let machine = machine();
     let sys: Arc<dyn aqueduct::kfd::Sys> = Arc::new(machine.clone());
     let watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "sixteen threads opening, using and closing the device",
     );
     std::thread::scope(|scope| {

@@ -295,7 +295,7 @@ fn sixteen_threads_loading_at_once_share_one_load_with_one_setup_and_one_teardow
             })
     };
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "sixteen threads loading at once (a Barrier, then the loads)",
     );
     let start = Barrier::new(16);
@@ -324,7 +324,7 @@ fn sixteen_threads_loading_at_once_share_one_load_with_one_setup_and_one_teardow
         .unwrap();
     // Drop the handles from 16 threads at once: one teardown, one fini.
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "sixteen threads dropping their handles at once",
     );
     let drop_start = Barrier::new(16);

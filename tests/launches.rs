@@ -337,7 +337,7 @@ fn an_abort_ends_waits_already_sleeping_on_the_queue() {
     assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
     let started = std::time::Instant::now();
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "the waiter to end with the abort's error",
     );
     let error = std::thread::scope(|s| {
@@ -523,7 +523,7 @@ fn concurrent_launches_while_scratch_grows() {
     assert!(indirect.layout.uses_dynamic_stack());
     let n = 64u32;
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "three threads launching on one queue",
     );
     std::thread::scope(|s| {

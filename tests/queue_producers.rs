@@ -32,7 +32,7 @@ fn eight_threads_publish_ten_thousand_packets_each_and_every_one_runs_once() {
         .unwrap();
     let done = device.signal(total as i64).unwrap();
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "the producer threads to submit every packet",
     );
     std::thread::scope(|scope| {

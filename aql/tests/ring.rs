@@ -69,7 +69,7 @@ fn eight_producers_through_a_small_ring_lose_and_duplicate_nothing() {
     let total = (PRODUCERS * PACKETS_PER_PRODUCER) as usize;
     let deadline = Instant::now() + Duration::from_secs(120);
     let watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE * 3,
+        watchdog::HANG_DEADLINE,
         "eight producers and the consumer to end",
     );
     let packets = thread::scope(|s| {
@@ -199,7 +199,7 @@ fn abandon_is_honoured_while_the_ring_is_full() {
     // found the ring full and asked at least once.
     let stop = Mutex::new(None::<String>);
     let asked = AtomicUsize::new(0);
-    let _watchdog = watchdog::arm(watchdog::DEFAULT_DEADLINE, "the abandoned producer to end");
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the abandoned producer to end");
     thread::scope(|s| {
         let waiter = s.spawn(|| {
             producer.submit(&tagged(0, 9), None, &|| {
@@ -250,7 +250,7 @@ fn a_waiting_producer_resumes_when_the_consumer_frees_room() {
     fill(&producer, 4);
     // How often the waiting producer found the ring too full (it asks `abandon` each time).
     let full = AtomicUsize::new(0);
-    let _watchdog = watchdog::arm(watchdog::DEFAULT_DEADLINE, "the waiting producer to end");
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the waiting producer to end");
     thread::scope(|s| {
         let waiter = s.spawn(|| {
             producer.reserve(2, Some(Instant::now() + Duration::from_secs(30)), &|| {

@@ -200,7 +200,7 @@ fn a_wait_is_woken_by_another_threads_store() {
         (Condition::Gte, 100, 100),
     ] {
         signal.store(3, MemoryOrder::Release);
-        let _watchdog = watchdog::arm(watchdog::DEFAULT_DEADLINE, "the waiter to end");
+        let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the waiter to end");
         let tid = AtomicI32::new(0);
         thread::scope(|s| {
             let waiter = s.spawn(|| {
@@ -228,7 +228,7 @@ fn a_timed_out_wait_returns_the_last_value() {
 
     // The value seen last, not the first: the waiter has seen 9 (it naps) when 8 comes, well
     // before its time runs out.
-    let _watchdog = watchdog::arm(watchdog::DEFAULT_DEADLINE, "the waiter to time out");
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the waiter to time out");
     let tid = AtomicI32::new(0);
     thread::scope(|s| {
         let waiter = s.spawn(|| {
@@ -277,7 +277,7 @@ fn a_long_wait_sleeps_and_costs_almost_no_cpu() {
     let host = HostSignal::new(1, Some((0x7000_0000_0000, 5)));
     let signal = host.signal();
     let sleeper = CondvarSleeper::default();
-    let _watchdog = watchdog::arm(watchdog::DEFAULT_DEADLINE, "a 1 s wait to time out");
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "a 1 s wait to time out");
     let (outcome, elapsed, cpu) = thread::scope(|s| {
         s.spawn(|| {
             let start = Instant::now();
@@ -318,7 +318,7 @@ fn a_sleeping_wait_is_woken_by_notify() {
     let host = HostSignal::new(1, Some((0x7000_0000_0000, 5)));
     let signal = host.signal();
     let sleeper = CondvarSleeper::default();
-    let _watchdog = watchdog::arm(watchdog::DEFAULT_DEADLINE, "the sleeping wait to end");
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the sleeping wait to end");
     thread::scope(|s| {
         let waiter = s.spawn(|| {
             let cpu_before = thread_cpu();
@@ -360,7 +360,7 @@ fn a_sleeping_wait_is_woken_by_notify() {
 fn a_wait_without_sleeper_naps_instead_of_spinning() {
     let host = HostSignal::new(1, None);
     let signal = host.signal();
-    let _watchdog = watchdog::arm(watchdog::DEFAULT_DEADLINE, "a 1 s wait to time out");
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "a 1 s wait to time out");
     let (outcome, cpu) = thread::scope(|s| {
         s.spawn(|| {
             let cpu_before = thread_cpu();

@@ -158,7 +158,7 @@ fn hardware_events() {
     let done = AtomicBool::new(false);
     let started = Instant::now();
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "the interrupted 300 ms wait to time out",
     );
     let status = std::thread::scope(|scope| {

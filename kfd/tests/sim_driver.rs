@@ -1015,7 +1015,7 @@ fn interrupted_waits_restart_with_the_time_that_remains() {
         .inject()
         .interrupt_waits(1, Duration::from_millis(10));
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "the infinite wait to complete once the event is set",
     );
     std::thread::scope(|scope| {
@@ -1212,7 +1212,7 @@ fn an_event_destroyed_during_a_wait_ends_it_with_eio() {
         let id = event.id();
         let waiting = std::sync::atomic::AtomicBool::new(false);
         let _watchdog = watchdog::arm(
-            watchdog::DEFAULT_DEADLINE,
+            watchdog::HANG_DEADLINE,
             "the waiter to fail once its event is destroyed",
         );
         let result = std::thread::scope(|scope| {
@@ -1250,7 +1250,7 @@ fn concurrent_opens_and_closes_share_one_driver_and_leak_nothing() {
     let current: Mutex<Weak<Kfd>> = Mutex::new(Weak::new());
     let kfd_fds: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "six threads opening and closing the driver",
     );
     std::thread::scope(|scope| {

@@ -455,7 +455,7 @@ fn many_producers_share_a_small_ring() {
         .collect();
 
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "the producers to submit every packet",
     );
     std::thread::scope(|scope| {
@@ -526,7 +526,7 @@ fn the_read_index_is_monotonic_and_never_passes_the_write_index() {
     let queue = bench.queue(16);
     let signal = bench.signal(PACKETS as i64);
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let _watchdog = watchdog::arm(watchdog::DEFAULT_DEADLINE, "the index watcher to stop");
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the index watcher to stop");
     std::thread::scope(|scope| {
         let watcher = scope.spawn(|| {
             let mut last = 0;

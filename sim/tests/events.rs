@@ -274,7 +274,7 @@ fn infinite_waits_end_when_another_thread_sets_the_event() {
     let a = s.create_event(EventType::SIGNAL, true).unwrap().event_id;
     let b = s.create_event(EventType::SIGNAL, true).unwrap().event_id;
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "the infinite wait to end once both events are set",
     );
     std::thread::scope(|scope| {
@@ -310,7 +310,7 @@ fn destroying_a_waited_event_fails_the_wait_with_eio() {
     for _ in 0..10 {
         let e = s.create_event(EventType::SIGNAL, false).unwrap().event_id;
         let _watchdog = watchdog::arm(
-            watchdog::DEFAULT_DEADLINE,
+            watchdog::HANG_DEADLINE,
             "the waiter to fail once its event is destroyed",
         );
         let (result, args) = std::thread::scope(|scope| {
@@ -400,7 +400,7 @@ fn gpu_interrupts_fire_events_by_their_slot() {
     // still signaled from above: reset it, or the wait would complete without sleeping.)
     ioctls::reset_event(s.sys(), s.kfd, second).unwrap();
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "the sleeping waiter to be woken by the interrupt",
     );
     std::thread::scope(|scope| {
@@ -467,7 +467,7 @@ fn interrupted_waits_return_eintr_with_the_time_left() {
         .inject()
         .interrupt_waits(1, Duration::from_millis(10));
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "the infinite wait to end with the injected EINTR",
     );
     let (result, args) = wait_raw(&s, &mut events, false, KFD_EVENT_TIMEOUT_INFINITE);

@@ -42,7 +42,7 @@ fn an_idle_machine_with_queues_and_a_blocked_waiter_uses_no_cpu() {
     s.doorbells();
     let event = s.create_event(EventType::SIGNAL, false).unwrap().event_id;
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "the infinite wait to complete once the event is set",
     );
     std::thread::scope(|scope| {

@@ -547,7 +547,7 @@ fn concurrent_allocations_leave_nothing_behind() {
     let s = Session::small();
     let baseline = s.machine.counts();
     let _watchdog = watchdog::arm(
-        watchdog::DEFAULT_DEADLINE,
+        watchdog::HANG_DEADLINE,
         "four threads allocating and freeing",
     );
     std::thread::scope(|scope| {

@@ -243,7 +243,7 @@ fn abort_stops_a_kernel_that_never_ends() {
         let start = Instant::now();
         let slices_before = gpu.core.slices_run();
         let _watchdog = watchdog::arm(
-            watchdog::DEFAULT_DEADLINE,
+            watchdog::HANG_DEADLINE,
             "the endless kernel's dispatch to end at the abort",
         );
         let result = std::thread::scope(|s| {

@@ -16,6 +16,10 @@ use std::time::Duration;
 /// 2-core CI machine, short enough to beat any job time-out.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(60);
 
+/// The deadline for [`arm`]: it ends the whole test binary, so it must never fire on a slow
+/// run (the waits it bounds have time-outs of their own of up to minutes), only on a hang.
+pub const HANG_DEADLINE: Duration = Duration::from_secs(600);
+
 /// Run `body` on a new thread and return its result; panic if it has not finished within
 /// `deadline`. A panic in `body` is passed on unchanged.
 #[track_caller]
