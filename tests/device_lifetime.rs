@@ -4,10 +4,11 @@
 mod support;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use aqueduct::{Condition, Device, ErrorKind, MemoryLocation, MemoryOrder, QueueOptions};
 use support::{CounterDispatches, atomic_counter, binding_only, device, gpu, machine, pid};
+use test_support::watchdog;
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(30));
 
@@ -16,12 +17,14 @@ fn every_open_returns_the_same_device_while_one_is_open() {
     let machine = machine();
     let sys: Arc<dyn aqueduct::kfd::Sys> = Arc::new(machine.clone());
     let first = Device::open_on(Arc::clone(&sys)).unwrap();
+    let watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "eight threads opening the device");
     let handles: Vec<Device> = std::thread::scope(|scope| {
         let spawned: Vec<_> = (0..8)
             .map(|_| scope.spawn(|| Device::open_on(Arc::clone(&sys)).unwrap()))
             .collect();
         spawned.into_iter().map(|t| t.join().unwrap()).collect()
     });
+    drop(watchdog);
     assert!(handles.iter().all(|d| *d == first));
     drop((first, handles));
     // All handles gone: the next open is a new device.
@@ -140,7 +143,7 @@ fn shutdown_with_live_handles_destroys_everything_and_every_stale_call_says_clos
             "signal.compare_exchange",
             s.compare_exchange(1, 0, MemoryOrder::AcqRel).map(drop),
         );
-        closed("signal.wait", s.wait(Condition::Eq, 0, None).map(drop));
+        closed("signal.wait", s.wait(Condition::Eq, 0, WAIT).map(drop));
         closed("signal.timestamps", s.timestamps().map(drop));
     }
     closed(
@@ -160,9 +163,9 @@ fn shutdown_with_live_handles_destroys_everything_and_every_stale_call_says_clos
     );
     closed(
         "queue.wait",
-        queue.wait(&signal, Condition::Eq, 0, None).map(drop),
+        queue.wait(&signal, Condition::Eq, 0, WAIT).map(drop),
     );
-    closed("queue.finish", queue.finish(None));
+    closed("queue.finish", queue.finish(WAIT));
     closed("queue.error", queue.error().map(drop));
     closed("queue.read_index", queue.read_index().map(drop));
     closed("queue.write_index", queue.write_index().map(drop));
@@ -210,6 +213,10 @@ fn shutdown_ends_waits_in_progress_with_closed() {
     let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
     let signal = device.signal(1).unwrap();
     let polling = device.polling_signal(1).unwrap();
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "three waits without a time-out to end with Closed at shutdown",
+    );
     std::thread::scope(|scope| {
         let waiters = [
             scope.spawn(|| signal.wait(Condition::Eq, 0, None)),
@@ -229,6 +236,10 @@ fn shutdown_ends_waits_in_progress_with_closed() {
 fn sixteen_threads_opening_using_and_closing_at_once_leak_nothing() {
     let machine = machine();
     let sys: Arc<dyn aqueduct::kfd::Sys> = Arc::new(machine.clone());
+    let watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "sixteen threads opening, using and closing the device",
+    );
     std::thread::scope(|scope| {
         for t in 0..16 {
             let sys = Arc::clone(&sys);
@@ -247,6 +258,7 @@ fn sixteen_threads_opening_using_and_closing_at_once_leak_nothing() {
             });
         }
     });
+    drop(watchdog);
     assert_eq!(machine.process_counts(pid()), binding_only(1));
 }
 
@@ -270,12 +282,20 @@ fn a_one_second_wait_costs_the_waiting_thread_almost_no_cpu() {
         f();
         usage().saturating_sub(before)
     };
+    let started = Instant::now();
     let spent = cpu(&|| {
         let e = queue
             .wait(&signal, Condition::Eq, 0, Some(Duration::from_secs(1)))
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Timeout);
     });
+    let waited = started.elapsed();
+    // The wait really lasted its second (a wait that gave up at once would cost no CPU
+    // either); the upper bound only catches a wait that ignores its time-out.
+    assert!(
+        waited >= Duration::from_secs(1) && waited < Duration::from_secs(10),
+        "a 1 s wait took {waited:?}"
+    );
     assert!(
         spent < Duration::from_millis(20),
         "a 1 s wait used {spent:?} of CPU"

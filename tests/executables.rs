@@ -19,6 +19,7 @@ use aqueduct::{
     QueueOptions,
 };
 use support::{code_object, device, gpu, kernel_path};
+use test_support::watchdog;
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -293,6 +294,10 @@ fn sixteen_threads_loading_at_once_share_one_load_with_one_setup_and_one_teardow
                 teardowns.fetch_add(1, Ordering::SeqCst);
             })
     };
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "sixteen threads loading at once (a Barrier, then the loads)",
+    );
     let start = Barrier::new(16);
     let handles: Vec<Executable> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..16)
@@ -318,6 +323,10 @@ fn sixteen_threads_loading_at_once_share_one_load_with_one_setup_and_one_teardow
         .write_variable("fini_counter", 0, &counter.gpu_address().to_le_bytes())
         .unwrap();
     // Drop the handles from 16 threads at once: one teardown, one fini.
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "sixteen threads dropping their handles at once",
+    );
     let drop_start = Barrier::new(16);
     std::thread::scope(|scope| {
         for handle in handles {

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use aqueduct::{Arg, Device, Geometry, GpuAgent, MemoryLocation, QueueOptions};
 use test_support::hardware;
@@ -66,7 +67,7 @@ fn vector_add(device: &Device, n: u32) {
             ],
         )
         .unwrap()
-        .wait(None)
+        .wait(Some(Duration::from_secs(60)))
         .unwrap();
     let c: Vec<i32> = buffers[2].to_vec().unwrap();
     for i in 0..n as usize {

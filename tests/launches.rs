@@ -14,6 +14,7 @@ use aqueduct::{
     QueueOptions,
 };
 use support::{code_object, device, gpu, pid};
+use test_support::watchdog;
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(60));
 
@@ -335,6 +336,10 @@ fn an_abort_ends_waits_already_sleeping_on_the_queue() {
     let error = launch.wait(Some(Duration::from_millis(50))).unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Timeout, "{error}");
     let started = std::time::Instant::now();
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "the waiter to end with the abort's error",
+    );
     let error = std::thread::scope(|s| {
         // The waiter may or may not be asleep when the abort comes: either way it must end
         // with the abort's error, long before its own timeout.
@@ -517,6 +522,10 @@ fn concurrent_launches_while_scratch_grows() {
     );
     assert!(indirect.layout.uses_dynamic_stack());
     let n = 64u32;
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "three threads launching on one queue",
+    );
     std::thread::scope(|s| {
         s.spawn(|| {
             for _ in 0..50 {

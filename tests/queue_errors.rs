@@ -44,10 +44,16 @@ fn a_memory_fault_names_its_address_stops_that_gpu_and_leaves_the_others_working
     );
     // Every later wait and submit on the queue reports the same error.
     let again = device.signal(1).unwrap();
-    let submit = queue.barrier_and(&[], Some(&again));
-    if let Err(e) = &submit {
-        assert_eq!(e.queue_error(), error.queue_error());
-    }
+    let submit = queue.barrier_and(&[], Some(&again)).unwrap_err();
+    assert_eq!(submit.queue_error(), error.queue_error(), "{submit}");
+    let launch = queue
+        .launch(
+            &oob,
+            &Geometry::d1(64, 64),
+            &[Arg::ptr(UNMAPPED), Arg::u32(7)],
+        )
+        .unwrap_err();
+    assert_eq!(launch.queue_error(), error.queue_error(), "{launch}");
     let later = queue.wait(&again, Condition::Eq, 0, WAIT).unwrap_err();
     assert_eq!(later.queue_error(), error.queue_error());
     assert_eq!(queue.error().unwrap(), error.queue_error().cloned());

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use aqueduct::{Condition, MemoryOrder, QueueOptions};
 use support::{CounterDispatches, atomic_counter, device, gpu};
+use test_support::watchdog;
 
 const THREADS: usize = 8;
 const PER_THREAD: usize = 10_000;
@@ -30,6 +31,10 @@ fn eight_threads_publish_ten_thousand_packets_each_and_every_one_runs_once() {
         )
         .unwrap();
     let done = device.signal(total as i64).unwrap();
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "the producer threads to submit every packet",
+    );
     std::thread::scope(|scope| {
         for t in 0..THREADS {
             let (queue, done, dispatches) = (&queue, &done, &dispatches);

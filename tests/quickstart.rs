@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use test_support::process::{DEFAULT_DEADLINE, run_with_deadline};
+
 #[test]
 fn the_quickstart_runs_and_checks_its_result() {
     // target/<profile>/deps/<this test> → target/<profile>/examples/quickstart
@@ -11,11 +13,13 @@ fn the_quickstart_runs_and_checks_its_result() {
     let profile_dir = exe.parent().and_then(|deps| deps.parent()).unwrap();
     let example: PathBuf = profile_dir.join("examples").join("quickstart");
     assert!(example.exists(), "{} was not built", example.display());
-    let out = Command::new(&example)
-        .arg("65536")
-        .env("AQUEDUCT_BACKEND", "sim")
-        .output()
-        .unwrap();
+    let out = run_with_deadline(
+        Command::new(&example)
+            .arg("65536")
+            .env("AQUEDUCT_BACKEND", "sim"),
+        DEFAULT_DEADLINE,
+        "the quickstart example on 65536 elements",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -28,11 +32,13 @@ fn the_quickstart_runs_and_checks_its_result() {
     );
     assert!(stdout.contains("kernel time (GPU timestamps):"), "{stdout}");
     // Bad input: a clear error, not a panic.
-    let out = Command::new(&example)
-        .arg("many")
-        .env("AQUEDUCT_BACKEND", "sim")
-        .output()
-        .unwrap();
+    let out = run_with_deadline(
+        Command::new(&example)
+            .arg("many")
+            .env("AQUEDUCT_BACKEND", "sim"),
+        DEFAULT_DEADLINE,
+        "the quickstart example refusing bad input",
+    );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("\"many\" is not a number of elements"));
 }

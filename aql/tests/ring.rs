@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use aql::{Doorbell, PacketType, RawPacket, RingError, RingProducer};
 use common::{HostQueue, NoDoorbell};
+use test_support::{wait, watchdog};
 
 const PRODUCERS: u64 = 8;
 const PACKETS_PER_PRODUCER: u64 = 10_000;
@@ -67,6 +68,10 @@ fn eight_producers_through_a_small_ring_lose_and_duplicate_nothing() {
     let producer = queue.producer(&doorbell);
     let total = (PRODUCERS * PACKETS_PER_PRODUCER) as usize;
     let deadline = Instant::now() + Duration::from_secs(120);
+    let watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "eight producers and the consumer to end",
+    );
     let packets = thread::scope(|s| {
         let consumer = s.spawn(|| queue.consume(total, deadline));
         for id in 0..PRODUCERS {
@@ -81,6 +86,7 @@ fn eight_producers_through_a_small_ring_lose_and_duplicate_nothing() {
         }
         consumer.join().expect("consumer")
     });
+    drop(watchdog);
 
     // Every packet once, and each producer's packets in the order it submitted them (its
     // indices grow, and the consumer takes indices in order).
@@ -189,12 +195,23 @@ fn abandon_is_honoured_while_the_ring_is_full() {
     assert_eq!(calls.load(Ordering::Relaxed), 3);
     assert_eq!(producer.write_index(), 4);
 
-    // Abandon from another thread while a producer waits without a deadline.
+    // Abandon from another thread while a producer waits without a deadline: once it has
+    // found the ring full and asked at least once.
     let stop = Mutex::new(None::<String>);
+    let asked = AtomicUsize::new(0);
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the abandoned producer to end");
     thread::scope(|s| {
-        let waiter =
-            s.spawn(|| producer.submit(&tagged(0, 9), None, &|| stop.lock().unwrap().clone()));
-        thread::sleep(Duration::from_millis(20));
+        let waiter = s.spawn(|| {
+            producer.submit(&tagged(0, 9), None, &|| {
+                asked.fetch_add(1, Ordering::Relaxed);
+                stop.lock().unwrap().clone()
+            })
+        });
+        wait::assert_until(
+            Duration::from_secs(30),
+            "the producer to wait for room",
+            || asked.load(Ordering::Relaxed) > 0,
+        );
         *stop.lock().unwrap() = Some("queue error".to_owned());
         assert_eq!(
             waiter.join().unwrap(),
@@ -231,13 +248,30 @@ fn a_waiting_producer_resumes_when_the_consumer_frees_room() {
     let queue = HostQueue::new(4);
     let producer = queue.producer(NoDoorbell);
     fill(&producer, 4);
+    // How often the waiting producer found the ring too full (it asks `abandon` each time).
+    let full = AtomicUsize::new(0);
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the waiting producer to end");
     thread::scope(|s| {
         let waiter = s.spawn(|| {
-            producer.reserve(2, Some(Instant::now() + Duration::from_secs(30)), &|| None)
+            producer.reserve(2, Some(Instant::now() + Duration::from_secs(30)), &|| {
+                full.fetch_add(1, Ordering::Relaxed);
+                None
+            })
         });
-        // Freeing one slot is not enough for two.
+        // Freeing one slot is not enough for two: the producer looks again (a look that
+        // began after the slot was freed: the second after this count) and still waits.
         queue.consume(1, Instant::now() + Duration::from_secs(10));
-        thread::sleep(Duration::from_millis(20));
+        let seen = full.load(Ordering::Relaxed);
+        wait::assert_until(
+            Duration::from_secs(30),
+            "the producer to look at the ring after one slot was freed",
+            || full.load(Ordering::Relaxed) >= seen + 2,
+        );
+        assert_eq!(
+            producer.write_index(),
+            4,
+            "reserved two slots with one free"
+        );
         assert!(!waiter.is_finished());
         queue.consume(1, Instant::now() + Duration::from_secs(10));
         assert_eq!(waiter.join().unwrap(), Ok(4));

@@ -1,12 +1,13 @@
 //! Signal operations and host waits on host memory.
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use aql::signal::SPIN_BUDGET;
+use test_support::{task, wait, watchdog};
+
 use aql::{
     AmdSignal, Condition, MemoryOrder, SignalKind, SignalRef, SignalSleeper, WaitError, init_signal,
 };
@@ -83,6 +84,19 @@ fn thread_cpu() -> Duration {
         Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
     };
     time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// Block until the waiter thread whose id lands in `tid` is asleep in the kernel: past the
+/// spin budget (which only yields), in one of its naps.
+fn napping(tid: &AtomicI32) {
+    wait::assert_until(Duration::from_secs(30), "the waiter's thread id", || {
+        tid.load(Ordering::Acquire) != 0
+    });
+    task::assert_asleep_within(
+        tid.load(Ordering::Acquire),
+        Duration::from_secs(30),
+        "a signal wait's nap",
+    );
 }
 
 #[test]
@@ -186,11 +200,15 @@ fn a_wait_is_woken_by_another_threads_store() {
         (Condition::Gte, 100, 100),
     ] {
         signal.store(3, MemoryOrder::Release);
+        let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the waiter to end");
+        let tid = AtomicI32::new(0);
         thread::scope(|s| {
-            let waiter =
-                s.spawn(|| signal.wait(condition, compare, Some(Duration::from_secs(30)), None));
-            // Past the spin budget, so the waiter is napping.
-            thread::sleep(SPIN_BUDGET + Duration::from_millis(5));
+            let waiter = s.spawn(|| {
+                tid.store(task::id(), Ordering::Release);
+                signal.wait(condition, compare, Some(Duration::from_secs(30)), None)
+            });
+            // Past the spin budget (which only yields), so the waiter is napping.
+            napping(&tid);
             signal.store(value, MemoryOrder::Release);
             assert_eq!(waiter.join().unwrap(), Ok(value), "{condition:?}");
         });
@@ -208,20 +226,27 @@ fn a_timed_out_wait_returns_the_last_value() {
     );
     assert!(start.elapsed() >= Duration::from_millis(30));
 
-    // The value seen last, not the first.
+    // The value seen last, not the first: the waiter has seen 9 (it naps) when 8 comes, well
+    // before its time runs out.
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the waiter to time out");
+    let tid = AtomicI32::new(0);
     thread::scope(|s| {
-        let waiter =
-            s.spawn(|| signal.wait(Condition::Eq, 0, Some(Duration::from_millis(300)), None));
-        thread::sleep(Duration::from_millis(20));
+        let waiter = s.spawn(|| {
+            tid.store(task::id(), Ordering::Release);
+            signal.wait(Condition::Eq, 0, Some(Duration::from_secs(2)), None)
+        });
+        napping(&tid);
         signal.store(8, MemoryOrder::Release);
         assert_eq!(waiter.join().unwrap(), Err(WaitError::Timeout { last: 8 }));
     });
 }
 
-/// A sleeper on a condition variable standing for the signal's kernel event.
+/// A sleeper on a condition variable standing for the signal's kernel event, which is
+/// auto-reset as KFD's signal events are: a wake that comes before the sleep is not lost, the
+/// sleep that follows it returns at once and consumes it.
 #[derive(Default)]
 struct CondvarSleeper {
-    fired: Mutex<u64>,
+    fired: Mutex<bool>,
     event: Condvar,
     sleeps: AtomicUsize,
     wakes: AtomicUsize,
@@ -231,17 +256,17 @@ impl SignalSleeper for CondvarSleeper {
     fn sleep(&self, timeout: Duration) -> Result<(), String> {
         self.sleeps.fetch_add(1, Ordering::Relaxed);
         let fired = self.fired.lock().unwrap();
-        let seen = *fired;
-        let _unused = self
+        let (mut fired, _) = self
             .event
-            .wait_timeout_while(fired, timeout, |fired| *fired == seen)
+            .wait_timeout_while(fired, timeout, |fired| !*fired)
             .unwrap();
+        *fired = false;
         Ok(())
     }
 
     fn wake(&self) -> Result<(), String> {
         self.wakes.fetch_add(1, Ordering::Relaxed);
-        *self.fired.lock().unwrap() += 1;
+        *self.fired.lock().unwrap() = true;
         self.event.notify_all();
         Ok(())
     }
@@ -252,6 +277,7 @@ fn a_long_wait_sleeps_and_costs_almost_no_cpu() {
     let host = HostSignal::new(1, Some((0x7000_0000_0000, 5)));
     let signal = host.signal();
     let sleeper = CondvarSleeper::default();
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "a 1 s wait to time out");
     let (outcome, elapsed, cpu) = thread::scope(|s| {
         s.spawn(|| {
             let start = Instant::now();
@@ -272,7 +298,10 @@ fn a_long_wait_sleeps_and_costs_almost_no_cpu() {
         .unwrap()
     });
     assert_eq!(outcome, Err(WaitError::Timeout { last: 1 }));
-    assert!(elapsed >= Duration::from_secs(1));
+    assert!(
+        elapsed >= Duration::from_secs(1) && elapsed < Duration::from_secs(10),
+        "a 1 s wait took {elapsed:?}"
+    );
     assert!(sleeper.sleeps.load(Ordering::Relaxed) >= 1);
     assert!(
         cpu < Duration::from_millis(20),
@@ -289,6 +318,7 @@ fn a_sleeping_wait_is_woken_by_notify() {
     let host = HostSignal::new(1, Some((0x7000_0000_0000, 5)));
     let signal = host.signal();
     let sleeper = CondvarSleeper::default();
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the sleeping wait to end");
     thread::scope(|s| {
         let waiter = s.spawn(|| {
             let cpu_before = thread_cpu();
@@ -300,7 +330,11 @@ fn a_sleeping_wait_is_woken_by_notify() {
             );
             (outcome, thread_cpu().saturating_sub(cpu_before))
         });
-        thread::sleep(Duration::from_millis(300));
+        // Past its spin budget, the wait has gone to the sleeper (a wake from here on is not
+        // lost: the event stays set until a sleep consumes it).
+        wait::assert_until(Duration::from_secs(30), "the wait to sleep", || {
+            sleeper.sleeps.load(Ordering::Relaxed) >= 1
+        });
         signal.store(0, MemoryOrder::Release);
         signal.notify(&sleeper).unwrap();
         let (outcome, cpu) = waiter.join().unwrap();
@@ -311,7 +345,7 @@ fn a_sleeping_wait_is_woken_by_notify() {
         );
         assert!(
             cpu < Duration::from_millis(20),
-            "a 300 ms wait used {cpu:?} of CPU"
+            "a sleeping wait used {cpu:?} of CPU"
         );
     });
     assert_eq!(sleeper.wakes.load(Ordering::Relaxed), 1);
@@ -326,6 +360,7 @@ fn a_sleeping_wait_is_woken_by_notify() {
 fn a_wait_without_sleeper_naps_instead_of_spinning() {
     let host = HostSignal::new(1, None);
     let signal = host.signal();
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "a 1 s wait to time out");
     let (outcome, cpu) = thread::scope(|s| {
         s.spawn(|| {
             let cpu_before = thread_cpu();

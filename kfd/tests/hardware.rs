@@ -17,7 +17,7 @@ use kfd::{
     Allocation, Errno, Error, EventWait, Linux, MemoryKind, QueueConfig, Sys, WaitStatus, ioctls,
 };
 use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
-use test_support::{fork, hardware};
+use test_support::{fork, hardware, watchdog};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -157,6 +157,10 @@ fn hardware_events() {
     let waiter = unsafe { libc::pthread_self() };
     let done = AtomicBool::new(false);
     let started = Instant::now();
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "the interrupted 300 ms wait to time out",
+    );
     let status = std::thread::scope(|scope| {
         scope.spawn(|| {
             while !done.load(Ordering::Acquire) {

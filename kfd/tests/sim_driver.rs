@@ -19,6 +19,7 @@ use kfd::{
     Allocation, Errno, Error, EventException, EventWait, Kfd, MemoryKind, QueueConfig, Sys,
     WaitStatus, ioctls,
 };
+use test_support::watchdog;
 
 const ALLOC: u8 = 0x16;
 const MAP: u8 = 0x18;
@@ -1013,6 +1014,10 @@ fn interrupted_waits_restart_with_the_time_that_remains() {
     machine
         .inject()
         .interrupt_waits(1, Duration::from_millis(10));
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "the infinite wait to complete once the event is set",
+    );
     std::thread::scope(|scope| {
         scope.spawn(|| {
             assert!(test_support::wait::until(Duration::from_secs(30), || {
@@ -1020,7 +1025,8 @@ fn interrupted_waits_restart_with_the_time_that_remains() {
             }));
             event.set().unwrap();
         });
-        assert_eq!(event.wait(None).unwrap().status, WaitStatus::Complete);
+        let outcome = event.wait(None).unwrap(); // bounded by: the watchdog
+        assert_eq!(outcome.status, WaitStatus::Complete);
     });
     let calls = recorder.timeouts.lock().unwrap().clone();
     assert!(
@@ -1205,6 +1211,10 @@ fn an_event_destroyed_during_a_wait_ends_it_with_eio() {
         let event = kfd.create_signal_event(false).unwrap();
         let id = event.id();
         let waiting = std::sync::atomic::AtomicBool::new(false);
+        let _watchdog = watchdog::arm(
+            watchdog::HANG_DEADLINE,
+            "the waiter to fail once its event is destroyed",
+        );
         let result = std::thread::scope(|scope| {
             let waiter = scope.spawn(|| {
                 waiting.store(true, Ordering::SeqCst);
@@ -1239,6 +1249,10 @@ fn concurrent_opens_and_closes_share_one_driver_and_leak_nothing() {
     // The driver open at the moment (if any), and every kfd fd any open returned.
     let current: Mutex<Weak<Kfd>> = Mutex::new(Weak::new());
     let kfd_fds: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "six threads opening and closing the driver",
+    );
     std::thread::scope(|scope| {
         for t in 0..6u8 {
             let (sys, current, kfd_fds) = (&sys, &current, &kfd_fds);

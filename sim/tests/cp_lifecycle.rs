@@ -182,12 +182,10 @@ fn an_idle_processor_uses_no_cpu() {
     // Scheduler statistics are a kernel option (CONFIG_SCHED_INFO): skip only where the
     // kernel has none at all.
     if !std::path::Path::new("/proc/self/schedstat").exists() {
-        // Past libtest's capture, so the skip shows.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"skipped: an_idle_processor_uses_no_cpu: no /proc/self/schedstat here\n",
+        return test_support::hardware::skip(
+            "an_idle_processor_uses_no_cpu",
+            "no /proc/self/schedstat here",
         );
-        return;
     }
     let bench = Bench::new();
     let queue = bench.queue(64);

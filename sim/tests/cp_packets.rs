@@ -10,6 +10,7 @@ use cp_support::{
     Behaviour, Bench, Gate, Interrupt, LDS_BYTES, barrier, barrier_value, dispatch, raw,
     signal_field, wait_for,
 };
+use test_support::watchdog;
 
 #[test]
 fn a_dispatch_runs_completes_its_signal_and_fires_its_event() {
@@ -453,6 +454,10 @@ fn many_producers_share_a_small_ring() {
         .map(|_| bench.interrupt_signal(EACH as i64))
         .collect();
 
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "the producers to submit every packet",
+    );
     std::thread::scope(|scope| {
         for (p, signal) in signals.iter().enumerate() {
             let queue = &queue;
@@ -521,6 +526,7 @@ fn the_read_index_is_monotonic_and_never_passes_the_write_index() {
     let queue = bench.queue(16);
     let signal = bench.signal(PACKETS as i64);
     let stop = std::sync::atomic::AtomicBool::new(false);
+    let _watchdog = watchdog::arm(watchdog::HANG_DEADLINE, "the index watcher to stop");
     std::thread::scope(|scope| {
         let watcher = scope.spawn(|| {
             let mut last = 0;

@@ -17,7 +17,7 @@ use kfd::abi::{
 };
 use kfd::ioctls;
 use kfd::request as req;
-use test_support::wait;
+use test_support::{wait, watchdog};
 
 fn pid() -> i32 {
     std::process::id() as i32
@@ -273,6 +273,10 @@ fn infinite_waits_end_when_another_thread_sets_the_event() {
     s.event_page();
     let a = s.create_event(EventType::SIGNAL, true).unwrap().event_id;
     let b = s.create_event(EventType::SIGNAL, true).unwrap().event_id;
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "the infinite wait to end once both events are set",
+    );
     std::thread::scope(|scope| {
         let waiter = scope.spawn(|| wait(&s, &[a, b], true, KFD_EVENT_TIMEOUT_INFINITE));
         wait_until_asleep(&s, a);
@@ -305,6 +309,10 @@ fn destroying_a_waited_event_fails_the_wait_with_eio() {
     let mut seen = Vec::new();
     for _ in 0..10 {
         let e = s.create_event(EventType::SIGNAL, false).unwrap().event_id;
+        let _watchdog = watchdog::arm(
+            watchdog::HANG_DEADLINE,
+            "the waiter to fail once its event is destroyed",
+        );
         let (result, args) = std::thread::scope(|scope| {
             let waiter = scope.spawn(|| {
                 let mut events = [EventData::new(e)];
@@ -391,6 +399,10 @@ fn gpu_interrupts_fire_events_by_their_slot() {
     // A waiter sleeping on the event is woken by the interrupt. (The event is manual-reset and
     // still signaled from above: reset it, or the wait would complete without sleeping.)
     ioctls::reset_event(s.sys(), s.kfd, second).unwrap();
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "the sleeping waiter to be woken by the interrupt",
+    );
     std::thread::scope(|scope| {
         let waiter = scope.spawn(|| wait(&s, &[second], false, 10_000));
         wait_until_asleep(&s, second);
@@ -454,6 +466,10 @@ fn interrupted_waits_return_eintr_with_the_time_left() {
     s.machine
         .inject()
         .interrupt_waits(1, Duration::from_millis(10));
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "the infinite wait to end with the injected EINTR",
+    );
     let (result, args) = wait_raw(&s, &mut events, false, KFD_EVENT_TIMEOUT_INFINITE);
     assert_eq!(
         (result, args.timeout),

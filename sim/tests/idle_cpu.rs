@@ -12,6 +12,7 @@ use amdgpu_sim::MachineConfig;
 use common::Session;
 use kfd::abi::{EventData, EventType, KFD_EVENT_TIMEOUT_INFINITE, WaitResult};
 use kfd::ioctls;
+use test_support::watchdog;
 
 /// User plus system CPU time of the whole process.
 fn cpu_time() -> Duration {
@@ -40,6 +41,10 @@ fn an_idle_machine_with_queues_and_a_blocked_waiter_uses_no_cpu() {
     }
     s.doorbells();
     let event = s.create_event(EventType::SIGNAL, false).unwrap().event_id;
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "the infinite wait to complete once the event is set",
+    );
     std::thread::scope(|scope| {
         let waiter = scope.spawn(|| {
             let mut events = [EventData::new(event)];

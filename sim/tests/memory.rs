@@ -21,6 +21,7 @@ use kfd::abi::{
 use kfd::ioctls;
 use kfd::request as req;
 use kfd::sys::{MapFlags, ProtFlags};
+use test_support::watchdog;
 
 fn pid() -> i32 {
     std::process::id() as i32
@@ -545,6 +546,10 @@ fn aql_queue_memory_is_half_allocated_and_mapped_twice() {
 fn concurrent_allocations_leave_nothing_behind() {
     let s = Session::small();
     let baseline = s.machine.counts();
+    let _watchdog = watchdog::arm(
+        watchdog::HANG_DEADLINE,
+        "four threads allocating and freeing",
+    );
     std::thread::scope(|scope| {
         for _ in 0..4 {
             scope.spawn(|| {

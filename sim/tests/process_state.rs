@@ -351,6 +351,11 @@ fn a_forked_child_gets_ebadf_and_opens_its_own_process() {
         }));
     }
     stop.store(true, Ordering::Relaxed);
+    wait::assert_until(
+        Duration::from_secs(30),
+        "the hammering thread to stop",
+        || busy.is_finished(),
+    );
     busy.join().unwrap();
     for (round, outcome) in outcomes.into_iter().enumerate() {
         if let Err(failure) = outcome {

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use amdgpu_sim::dispatch::DispatchError;
 use amdgpu_sim::vm::{Access, FaultKind, MemoryFault};
 use shader_support::{Arg, Gpu, TARGETS, for_each_build};
+use test_support::watchdog;
 
 #[test]
 fn store_past_a_mapping_faults_at_the_first_unmapped_byte() {
@@ -241,6 +242,10 @@ fn abort_stops_a_kernel_that_never_ends() {
         let raw = gpu.load_raw(&[0xBF82_FFFF]);
         let start = Instant::now();
         let slices_before = gpu.core.slices_run();
+        let _watchdog = watchdog::arm(
+            watchdog::HANG_DEADLINE,
+            "the endless kernel's dispatch to end at the abort",
+        );
         let result = std::thread::scope(|s| {
             let run = s.spawn(|| gpu.dispatch_raw(&raw, [256, 1, 1], [64, 1, 1], &[]));
             // Abort only once the loop runs: a few slices past the start (each one is a

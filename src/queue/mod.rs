@@ -412,6 +412,11 @@ impl Queue {
                 None
             }
         };
+        // A queue the CP stopped (or that was aborted, or whose device closed) takes no more
+        // packets, full ring or not: the caller hears its error now rather than at a wait.
+        if let Some(reason) = abandon() {
+            return Err(self.ring_error(device, state, RingError::Abandoned(reason)));
+        }
         state
             .producer
             .submit(packet, deadline, &abandon)

@@ -4,6 +4,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
+
+/// How long the build may take: the first one in a target directory compiles the workspace
+/// again (minutes on a loaded 2-core machine); later ones find everything built.
+const BUILD_DEADLINE: Duration = Duration::from_secs(30 * 60);
 
 /// `cargo build -p {package}` with this test binary's cargo, profile and target directory,
 /// run in `manifest_dir` without LD_PRELOAD (cargo and rustc must never run under the
@@ -14,7 +19,7 @@ use std::process::Command;
 /// of one package unifies features differently from `cargo test --workspace`.
 ///
 /// # Panics
-/// If the build fails or does not produce `file`.
+/// If the build fails, takes longer than [`BUILD_DEADLINE`], or does not produce `file`.
 pub fn build_library(manifest_dir: &str, package: &str, file: &str) -> PathBuf {
     // <target-dir>/<profile-dir>/deps/<test>-<hash>
     let exe = std::env::current_exe().expect("the test binary's path");
@@ -29,15 +34,22 @@ pub fn build_library(manifest_dir: &str, package: &str, file: &str) -> PathBuf {
         None => panic!("{}: not a profile directory", profile_dir.display()),
     };
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
-    let status = Command::new(cargo)
-        .args(["build", "--quiet", "-p", package, "--profile", profile])
-        .arg("--target-dir")
-        .arg(target_dir)
-        .current_dir(manifest_dir)
-        .env_remove("LD_PRELOAD")
-        .status()
-        .unwrap_or_else(|e| panic!("running cargo to build {package}: {e}"));
-    assert!(status.success(), "building {package}: {status}");
+    let built = crate::process::run_with_deadline(
+        Command::new(cargo)
+            .args(["build", "--quiet", "-p", package, "--profile", profile])
+            .arg("--target-dir")
+            .arg(target_dir)
+            .current_dir(manifest_dir)
+            .env_remove("LD_PRELOAD"),
+        BUILD_DEADLINE,
+        &format!("cargo building {package}"),
+    );
+    assert!(
+        built.status.success(),
+        "building {package}: {}\n{}",
+        built.status,
+        String::from_utf8_lossy(&built.stderr)
+    );
     let library = profile_dir.join(file);
     library
         .canonicalize()

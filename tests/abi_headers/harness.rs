@@ -7,6 +7,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use test_support::process::{DEFAULT_DEADLINE, try_run_with_deadline};
+
 /// One field of a struct check.
 pub struct FieldCheck {
     pub rust: &'static str,
@@ -221,21 +223,24 @@ fn run_probe(set: &HeaderSet, checks: &[Check], work: &Path) -> Result<String, S
     for dir in &set.include_dirs {
         cmd.arg("-I").arg(dir);
     }
-    let out = cmd
-        .arg(&src_path)
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .map_err(|e| format!("{} not runnable: {e}", compiler(set.lang)))?;
+    let out = try_run_with_deadline(
+        cmd.arg(&src_path).arg("-o").arg(&exe),
+        DEFAULT_DEADLINE,
+        &format!("compiling the {} probe", set.name),
+    )
+    .map_err(|e| format!("{} not runnable: {e}", compiler(set.lang)))?;
     if !out.status.success() {
         return Err(format!(
             "probe failed to compile:\n{}",
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    let run = Command::new(&exe)
-        .output()
-        .map_err(|e| format!("probe did not run: {e}"))?;
+    let run = try_run_with_deadline(
+        &mut Command::new(&exe),
+        DEFAULT_DEADLINE,
+        &format!("the {} probe", set.name),
+    )
+    .map_err(|e| format!("probe did not run: {e}"))?;
     if !run.status.success() {
         return Err("probe exited with an error".into());
     }

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use test_support::process::{DEFAULT_DEADLINE, run_with_deadline};
+
 const MACHINES: [(&str, &str); 2] = [("gfx90a", "mi210"), ("gfx942", "mi300x")];
 
 fn program(target: &str, name: &str) -> PathBuf {
@@ -16,14 +18,16 @@ fn program(target: &str, name: &str) -> PathBuf {
 }
 
 fn exec(machine: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aqueduct"))
-        .arg("exec")
-        .args(args)
-        .env("AQUEDUCT_BACKEND", "sim")
-        .env("AQUEDUCT_SIM_MACHINE", machine)
-        .env("AQ_GREETING", "hello there")
-        .output()
-        .unwrap()
+    run_with_deadline(
+        Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+            .arg("exec")
+            .args(args)
+            .env("AQUEDUCT_BACKEND", "sim")
+            .env("AQUEDUCT_SIM_MACHINE", machine)
+            .env("AQ_GREETING", "hello there"),
+        DEFAULT_DEADLINE,
+        &format!("aqueduct exec {args:?} on {machine}"),
+    )
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -295,10 +299,11 @@ fn the_doorbell_generation() {
 
 #[test]
 fn help_has_an_example_and_bad_input_is_refused() {
-    let out = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
-        .args(["exec", "--help"])
-        .output()
-        .unwrap();
+    let out = run_with_deadline(
+        Command::new(env!("CARGO_BIN_EXE_aqueduct")).args(["exec", "--help"]),
+        DEFAULT_DEADLINE,
+        "aqueduct exec --help",
+    );
     assert!(text(&out.stdout).contains("Example: aqueduct exec"));
     let out = exec("mi210", &["--threads", "0", "nowhere"]);
     assert_eq!(out.status.code(), Some(125));

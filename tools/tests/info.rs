@@ -3,13 +3,17 @@
 
 use std::process::Command;
 
+use test_support::process::{DEFAULT_DEADLINE, run_with_deadline};
+
 fn info(machine: &str) -> (String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
-        .arg("info")
-        .env("AQUEDUCT_BACKEND", "sim")
-        .env("AQUEDUCT_SIM_MACHINE", machine)
-        .output()
-        .unwrap();
+    let out = run_with_deadline(
+        Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+            .arg("info")
+            .env("AQUEDUCT_BACKEND", "sim")
+            .env("AQUEDUCT_SIM_MACHINE", machine),
+        DEFAULT_DEADLINE,
+        &format!("aqueduct info on {machine}"),
+    );
     assert!(out.status.success(), "{out:?}");
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -50,12 +54,14 @@ fn info_json_describes_every_agent() {
             "AMD Instinct MI210",
         ),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
-            .args(["info", "--json"])
-            .env("AQUEDUCT_BACKEND", "sim")
-            .env("AQUEDUCT_SIM_MACHINE", machine)
-            .output()
-            .unwrap();
+        let out = run_with_deadline(
+            Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+                .args(["info", "--json"])
+                .env("AQUEDUCT_BACKEND", "sim")
+                .env("AQUEDUCT_SIM_MACHINE", machine),
+            DEFAULT_DEADLINE,
+            &format!("aqueduct info --json on {machine}"),
+        );
         assert!(out.status.success(), "{out:?}");
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["schema"], 1);

@@ -3,6 +3,7 @@
 use std::process::Command;
 
 use amdgpu_loader::synth::{S_ENDPGM, Synth, SynthKernel, SynthVariable, offload_bundle};
+use test_support::process::{DEFAULT_DEADLINE, run_with_deadline};
 
 fn inspect(bytes: &[u8], name: &str, json: bool) -> (bool, String) {
     // One directory per call (tests run in parallel), removed afterwards.
@@ -15,7 +16,11 @@ fn inspect(bytes: &[u8], name: &str, json: bool) -> (bool, String) {
     if json {
         cmd.arg("--json");
     }
-    let out = cmd.output().unwrap();
+    let out = run_with_deadline(
+        &mut cmd,
+        DEFAULT_DEADLINE,
+        &format!("aqueduct inspect {name}"),
+    );
     std::fs::remove_dir_all(&dir).unwrap();
     (
         out.status.success(),

@@ -4,16 +4,20 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use test_support::process::{DEFAULT_DEADLINE, run_with_deadline};
+
 fn kernels() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels/bin")
 }
 
 fn aqueduct(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_aqueduct"))
-        .args(args)
-        .env("AQUEDUCT_BACKEND", "sim")
-        .output()
-        .unwrap()
+    run_with_deadline(
+        Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+            .args(args)
+            .env("AQUEDUCT_BACKEND", "sim"),
+        DEFAULT_DEADLINE,
+        &format!("aqueduct {args:?}"),
+    )
 }
 
 fn stderr(out: &Output) -> String {
@@ -54,23 +58,25 @@ fn vector_add_runs_on_both_targets_and_writes_its_output() {
     for (target, machine) in [("gfx90a", "mi210"), ("gfx942", "mi300x")] {
         let c = scratch.0.join(format!("c-{target}.bin"));
         let object = kernels().join(target).join("vector_add.co6");
-        let out = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
-            .args([
-                "run",
-                object.to_str().unwrap(),
-                "vector_add",
-                "--grid",
-                "1000",
-                "--block",
-                "64",
-            ])
-            .args(["--arg", &format!("buf={fa}"), "--arg", &format!("buf={fb}")])
-            .args(["--arg", "buf:fill=0xee*4004", "--arg", "u32=1000"])
-            .args(["--out", &format!("2={}", c.display()), "--json"])
-            .env("AQUEDUCT_BACKEND", "sim")
-            .env("AQUEDUCT_SIM_MACHINE", machine)
-            .output()
-            .unwrap();
+        let out = run_with_deadline(
+            Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+                .args([
+                    "run",
+                    object.to_str().unwrap(),
+                    "vector_add",
+                    "--grid",
+                    "1000",
+                    "--block",
+                    "64",
+                ])
+                .args(["--arg", &format!("buf={fa}"), "--arg", &format!("buf={fb}")])
+                .args(["--arg", "buf:fill=0xee*4004", "--arg", "u32=1000"])
+                .args(["--out", &format!("2={}", c.display()), "--json"])
+                .env("AQUEDUCT_BACKEND", "sim")
+                .env("AQUEDUCT_SIM_MACHINE", machine),
+            DEFAULT_DEADLINE,
+            &format!("aqueduct run vector_add on {machine}"),
+        );
         assert!(out.status.success(), "{target}: {}", stderr(&out));
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["schema"], 1);

@@ -23,8 +23,8 @@ mod lds;
 mod private;
 
 use shader_support::{
-    Arg, Gpu, INEXPRESSIBLE, NOT_IN_THE_SHARED_CHECKS, Target, for_each_build, for_each_built,
-    kernels_bin,
+    Arg, Gpu, INEXPRESSIBLE, NOT_IN_THE_SHARED_CHECKS, SKIPPED_CHECKS, Target, for_each_build,
+    for_each_built, kernels_bin,
 };
 
 /// The lists of skipped kernels name real corpus kernels (a renamed kernel must not stay
@@ -37,6 +37,32 @@ fn every_skipped_kernel_exists_and_has_a_reason() {
             assert!(path.exists(), "{}: listed but not built", path.display());
         }
         assert!(reason.len() > 20, "{kernel}: say why");
+    }
+}
+
+/// The list of skipped checks names real checks of `tests/kernels/checks/` (a renamed check
+/// must not leave a stale entry behind), each with a kernel of [`INEXPRESSIBLE`], and every
+/// inexpressible kernel is what some listed check reaches.
+#[test]
+fn every_skipped_check_exists_and_reaches_an_inexpressible_kernel() {
+    let checks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels/checks");
+    for (check, kernel) in SKIPPED_CHECKS {
+        let (module, function) = check.split_once("::").expect("module::function");
+        let source = std::fs::read_to_string(checks.join(format!("{module}.rs"))).unwrap();
+        assert!(
+            source.contains(&format!("fn {function}()")),
+            "{check}: no such check in tests/kernels/checks/{module}.rs"
+        );
+        assert!(
+            INEXPRESSIBLE.iter().any(|(k, _)| k == kernel),
+            "{check}: {kernel} is not inexpressible"
+        );
+    }
+    for (kernel, _) in INEXPRESSIBLE {
+        assert!(
+            SKIPPED_CHECKS.iter().any(|(_, k)| k == kernel),
+            "{kernel}: inexpressible, but no check reaches it"
+        );
     }
 }
 

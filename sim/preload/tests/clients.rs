@@ -7,13 +7,12 @@
 //! them). Where one is missing the test says so and passes, unless `AQUEDUCT_REQUIRE_HW` is set
 //! (CI sets it for this test): then the skip fails.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use test_support::hardware;
+use test_support::{hardware, process};
 
 /// How long one client may run on the simulator before it counts as hung.
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -53,11 +52,13 @@ fn clients() -> Result<&'static Path, &'static str> {
     BUILT
         .get_or_init(|| {
             let out = profile_dir().join("preload-clients");
-            let build =
+            let build = process::try_run_with_deadline(
                 Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/build.sh"))
-                    .arg(&out)
-                    .output()
-                    .map_err(|e| format!("build.sh: {e}"))?;
+                    .arg(&out),
+                DEADLINE,
+                "building the C clients (tests/c/build.sh)",
+            )
+            .map_err(|e| format!("build.sh: {e}"))?;
             if build.status.success() {
                 Ok(out)
             } else {
@@ -72,39 +73,12 @@ fn clients() -> Result<&'static Path, &'static str> {
 fn run_on_simulator(mut command: Command) -> Output {
     command
         .env("LD_PRELOAD", interposer())
-        .env_remove("AQUEDUCT_SIM_MACHINE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let (mut stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stdout.read_to_end(&mut bytes);
-        bytes
-    });
-    let err = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stderr.read_to_end(&mut bytes);
-        bytes
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{command:?} did not finish within {DEADLINE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
+        .env_remove("AQUEDUCT_SIM_MACHINE");
+    let what = format!(
+        "{} on the simulator",
+        command.get_program().to_string_lossy()
+    );
+    process::run_with_deadline(&mut command, DEADLINE, &what)
 }
 
 fn describe(output: &Output) -> String {

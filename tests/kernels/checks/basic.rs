@@ -48,23 +48,60 @@ fn oob_kernels_round_trip_with_valid_pointers() {
     });
 }
 
-/// `timing`: the clocks only move forward across the sleep loop.
+/// `timing`: the clocks only move forward across the sleep loop, and the realtime counter
+/// runs: it is nonzero, and across two launches with a known host delay between them it
+/// advances by at least that delay and by no more than the host time both launches took (at
+/// 100 MHz, the `gpu_counter_freq` MI200 and MI300 report; a counter stuck at 0, or at any
+/// value, fails).
 #[test]
 fn timing_clocks_move_forward() {
+    use std::time::{Duration, Instant};
+    const TICKS_PER_SECOND: f64 = 100e6;
+    const DELAY: Duration = Duration::from_millis(20);
+    /// One field of every item's four.
+    fn realtime(items: &[u64], field: usize) -> impl Iterator<Item = u64> + '_ {
+        items.chunks(4).map(move |o| o[field])
+    }
+    // CLOCK_MONOTONIC_RAW (the counter's) and CLOCK_MONOTONIC (Instant's) may differ by the
+    // NTP slew, at most 0.05%: 1% either way is ample.
+    let ticks = |d: Duration, scale: f64| (d.as_secs_f64() * TICKS_PER_SECOND * scale) as u64;
     for_each_build(|gpu, v| {
         let co = gpu.load(&format!("timing.{v}"));
-        let out = gpu.buffer(64 * 4 * 8);
-        gpu.run(
-            &co,
-            "timing",
-            [64, 1, 1],
-            [64, 1, 1],
-            &[Arg::Ptr(out.va), Arg::U32(4)],
-        );
-        for (i, o) in out.u64s().chunks(4).enumerate() {
+        let launch = || {
+            let out = gpu.buffer(64 * 4 * 8);
+            gpu.run(
+                &co,
+                "timing",
+                [64, 1, 1],
+                [64, 1, 1],
+                &[Arg::Ptr(out.va), Arg::U32(4)],
+            );
+            out.u64s()
+        };
+        let started = Instant::now();
+        let first = launch();
+        std::thread::sleep(DELAY);
+        let second = launch();
+        let host = started.elapsed();
+        for (i, o) in first.chunks(4).chain(second.chunks(4)).enumerate() {
             assert!(o[1] > o[0], "{} {v} item {i}: clock {o:?}", gpu.dir());
+            assert!(o[2] != 0, "{} {v} item {i}: realtime {o:?}", gpu.dir());
             assert!(o[3] >= o[2], "{} {v} item {i}: realtime {o:?}", gpu.dir());
         }
+        let first_end = realtime(&first, 3).max().unwrap();
+        let second_start = realtime(&second, 2).min().unwrap();
+        assert!(
+            second_start >= first_end + ticks(DELAY, 0.99),
+            "{} {v}: realtime {first_end} at the end of the first launch, {second_start} at \
+             the start of the second, {DELAY:?} later",
+            gpu.dir()
+        );
+        let span = realtime(&second, 3).max().unwrap() - realtime(&first, 2).min().unwrap();
+        assert!(
+            span <= ticks(host, 1.01) + 1,
+            "{} {v}: realtime advanced {span} ticks over two launches that took {host:?}",
+            gpu.dir()
+        );
     });
 }
 

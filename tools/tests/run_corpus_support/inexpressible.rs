@@ -1,6 +1,10 @@
 //! The corpus checks that `aqueduct run` cannot express, each with the reason, and the
 //! unwinding that takes such a check out of its `for_each_build` closure as a visible skip.
 //!
+//! The skips are exact: [`SKIPPED_CHECKS`] names every check that reaches an inexpressible
+//! kernel, and every pass of a listed check must skip. A new check that silently became a
+//! skip fails (and must be listed, with its kernel), and so does a listed check that now runs.
+//!
 //! A check lands here only when a user of the command line could not run it either: one
 //! `aqueduct run` loads the code object afresh, fills each `buf=` argument from its own file
 //! into its own device buffer, and lives in its own process, so device addresses and device
@@ -30,6 +34,16 @@ pub const INEXPRESSIBLE: &[(&str, &str)] = &[
         "it passes a pointer into the middle of a buffer and checks the device addresses the \
          kernel computes from it",
     ),
+];
+
+/// The shared checks (`module::function` of `tests/kernels/checks/`, as libtest names the
+/// test) that reach a kernel of [`INEXPRESSIBLE`], and that kernel: exactly the checks this
+/// suite skips.
+pub const SKIPPED_CHECKS: &[(&str, &str)] = &[
+    ("basic::ptr64_address_math_and_loads", "ptr64"),
+    ("basic::linked_list_pointer_chasing", "linked_list"),
+    ("basic::bss_is_zeroed_and_kept_across_dispatches", "bss"),
+    ("basic::relative64_pointer_table_is_relocated", "global_ptr"),
 ];
 
 /// Corpus kernels that neither a shared check nor `tools/tests/run_corpus.rs` runs, and where
@@ -63,16 +77,47 @@ pub fn skip_if_inexpressible(kernel: &str) {
     }
 }
 
-/// Run one (target, version) pass of a check; a pass that reached an inexpressible kernel is
-/// reported on stderr and counts as skipped, any other panic goes on.
+/// Run one (target, version) pass of a check. A pass that reached an inexpressible kernel
+/// counts as skipped, said on stderr past libtest's capture, if [`SKIPPED_CHECKS`] lists the
+/// running check with that kernel, and fails otherwise; a pass of a listed check that does not
+/// skip fails too; any other panic goes on.
 pub fn run_unless_inexpressible(context: &str, pass: impl FnOnce()) {
-    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(pass)) {
-        match payload.downcast::<Inexpressible>() {
-            Ok(skip) => eprintln!(
-                "skipped {context}: `{}` cannot be run from the command line: {}",
-                skip.kernel, skip.reason
-            ),
+    let check = std::thread::current()
+        .name()
+        .unwrap_or("(a check off libtest's test threads)")
+        .to_owned();
+    let listed = SKIPPED_CHECKS
+        .iter()
+        .find(|(name, _)| *name == check)
+        .map(|&(_, kernel)| kernel);
+    match panic::catch_unwind(AssertUnwindSafe(pass)) {
+        Ok(()) => assert!(
+            listed.is_none(),
+            "{check} ({context}) ran to the end, yet SKIPPED_CHECKS lists it as inexpressible: \
+             take it off the list"
+        ),
+        Err(payload) => match payload.downcast::<Inexpressible>() {
+            Ok(skip) => {
+                assert_eq!(
+                    listed,
+                    Some(skip.kernel),
+                    "{check} ({context}) reached `{}`, which the command line cannot run ({}), \
+                     but SKIPPED_CHECKS does not list it with that kernel: list it, or make the \
+                     check expressible",
+                    skip.kernel,
+                    skip.reason
+                );
+                let _ = std::io::Write::write_all(
+                    &mut std::io::stderr(),
+                    format!(
+                        "skipped: {check} ({context}): `{}` cannot be run from the command \
+                         line: {}\n",
+                        skip.kernel, skip.reason
+                    )
+                    .as_bytes(),
+                );
+            }
             Err(other) => panic::resume_unwind(other),
-        }
+        },
     }
 }

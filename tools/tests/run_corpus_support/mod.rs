@@ -8,7 +8,8 @@
 //! buffer back from its `--out` file.
 //!
 //! Checks the command line cannot express are listed, with the reason, in
-//! [`inexpressible::INEXPRESSIBLE`]; a pass that reaches one is reported on stderr as skipped.
+//! [`inexpressible::INEXPRESSIBLE`]; a pass that reaches one is reported on stderr as skipped,
+//! and the checks that skip are listed exactly in [`inexpressible::SKIPPED_CHECKS`].
 
 #![allow(dead_code, reason = "each check file uses a different part")]
 
@@ -19,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::rc::Rc;
 
-pub use inexpressible::{INEXPRESSIBLE, NOT_IN_THE_SHARED_CHECKS};
+pub use inexpressible::{INEXPRESSIBLE, NOT_IN_THE_SHARED_CHECKS, SKIPPED_CHECKS};
 pub use test_support::corpus::{Arg, Opts};
 /// Deterministic test inputs, the same as the other suites'.
 pub use test_support::rng::Rng;
@@ -282,7 +283,11 @@ impl Gpu {
             };
             command.arg("--arg").arg(spec);
         }
-        let out = command.output().expect("the aqueduct binary starts");
+        let out = test_support::process::run_with_deadline(
+            &mut command,
+            test_support::process::DEFAULT_DEADLINE,
+            &format!("aqueduct run: {context}"),
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             out.status.success(),
