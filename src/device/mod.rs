@@ -395,7 +395,11 @@ impl DeviceShared {
         if let Some(live) = live {
             let kfd = Arc::clone(&live.kfd);
             drop(live);
-            let errors = kfd.take_drop_errors();
+            let mut errors = kfd.take_drop_errors();
+            // The last handle, unless something the kernel would not destroy keeps it.
+            if let Err(error) = kfd.close() {
+                errors.push(error);
+            }
             for error in &errors {
                 warn!(%error, "while tearing down");
             }
