@@ -135,30 +135,35 @@ fn footprint() -> Footprint {
 /// The errno the kernel returns for a failure of `kind` (a hard failure, not an interruption).
 fn kernel_errno(kind: &CallKind) -> Errno {
     match kind {
-        // kfd_open: kfd_create_process fails for memory; drm_open answers ENODEV for an
-        // unplugged device.
-        CallKind::Open(path) if path == Path::new("/dev/kfd") => Errno::ENOMEM,
+        // drm_open answers ENODEV for an unplugged device.
         CallKind::Open(path) if path.starts_with("/dev/dri") => Errno::ENODEV,
-        CallKind::Open(_) => Errno::ENOMEM,
         // close(2) reports EIO from a final flush; the fd is released regardless.
         CallKind::Close(_) => Errno::EIO,
         CallKind::Ioctl { .. } => match kind.kfd_request_name() {
-            Some("AMDKFD_IOC_GET_VERSION")
-            | Some("AMDKFD_IOC_GET_PROCESS_APERTURES_NEW")
-            | Some("AMDKFD_IOC_WAIT_EVENTS") => Errno::EFAULT,
-            Some("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU")
-            | Some("AMDKFD_IOC_MAP_MEMORY_TO_GPU")
-            | Some("AMDKFD_IOC_CREATE_QUEUE")
-            | Some("AMDKFD_IOC_CREATE_EVENT") => Errno::ENOMEM,
-            Some("AMDKFD_IOC_ACQUIRE_VM")
-            | Some("AMDKFD_IOC_RUNTIME_ENABLE")
-            | Some("AMDKFD_IOC_SET_XNACK_MODE") => Errno::EBUSY,
+            // copy_to_user of the answer.
+            Some(
+                "AMDKFD_IOC_GET_VERSION"
+                | "AMDKFD_IOC_GET_PROCESS_APERTURES_NEW"
+                | "AMDKFD_IOC_WAIT_EVENTS",
+            ) => Errno::EFAULT,
+            Some(
+                "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"
+                | "AMDKFD_IOC_MAP_MEMORY_TO_GPU"
+                | "AMDKFD_IOC_CREATE_QUEUE"
+                | "AMDKFD_IOC_CREATE_EVENT",
+            ) => Errno::ENOMEM,
+            // ACQUIRE_VM with another file, RUNTIME_ENABLE after another runtime's, XNACK with
+            // queues alive.
+            Some(
+                "AMDKFD_IOC_ACQUIRE_VM" | "AMDKFD_IOC_RUNTIME_ENABLE" | "AMDKFD_IOC_SET_XNACK_MODE",
+            ) => Errno::EBUSY,
             Some(_) => Errno::EINVAL,
             // The render node: drm_ioctl on an unplugged device.
             None => Errno::ENODEV,
         },
-        CallKind::Mmap(_) => Errno::ENOMEM,
-        CallKind::Munmap => Errno::ENOMEM,
+        // kfd_open (kfd_create_process) and other opens fail for memory; mmap for memory or
+        // the map count; munmap when splitting a mapping exceeds the map count.
+        CallKind::Open(_) | CallKind::Mmap(_) | CallKind::Munmap => Errno::ENOMEM,
         CallKind::Madvise(_) => Errno::EINVAL,
         CallKind::ReadFile(_) | CallKind::ReadDir(_) => Errno::ENODEV,
         CallKind::CharDevice(_) => Errno::EBADF,
@@ -215,15 +220,14 @@ fn optional(kind: &CallKind) -> bool {
         CallKind::ReadFile(path) => {
             matches!(file_name(path).as_deref(), Some("name" | "used_memory"))
         }
-        CallKind::Ioctl { .. } => match kind.kfd_request_name() {
-            // A query: the XNACK mode is then "unknown". RUNTIME_ENABLE: a refusal is
-            // recorded (RuntimeState::Refused) and queues work without it.
-            Some("AMDKFD_IOC_SET_XNACK_MODE" | "AMDKFD_IOC_RUNTIME_ENABLE") => true,
-            Some(_) => false,
-            // AMDGPU_INFO_DEV_INFO on the render node: the timestamp frequency falls back to
-            // 100 MHz (with a warning).
-            None => true,
-        },
+        // SET_XNACK_MODE is a query here: the mode is then "unknown". A refused
+        // RUNTIME_ENABLE is recorded (RuntimeState::Refused) and queues work without it.
+        // AMDGPU_INFO_DEV_INFO on the render node (no KFD name): the timestamp frequency falls
+        // back to 100 MHz, with a warning.
+        CallKind::Ioctl { .. } => matches!(
+            kind.kfd_request_name(),
+            Some("AMDKFD_IOC_SET_XNACK_MODE" | "AMDKFD_IOC_RUNTIME_ENABLE") | None
+        ),
         _ => false,
     }
 }
@@ -302,13 +306,14 @@ impl Sweep {
     }
 
     /// One run failing `fault` (none: record), with a deadline.
-    fn run(&self, fault: Option<(SeamCall, Errno)>) -> RunReport {
+    fn run(&self, fault: Option<(&SeamCall, Errno)>) -> RunReport {
         let label = fault
             .as_ref()
             .map_or("the recording run".to_owned(), |(c, e)| {
                 format!("{c} failing with {e}")
             });
-        self.faulting.start_run(fault.clone());
+        self.faulting
+            .start_run(fault.map(|(call, errno)| (call.clone(), errno)));
         let started = Instant::now();
         let (sys, code) = (Arc::clone(&self.sys), Arc::clone(&self.code));
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -389,7 +394,7 @@ fn every_seam_call_of_the_quickstart_can_fail_cleanly() {
         let expect = expectation(&call.kind, *errno);
         match expect {
             Expect::Restarted | Expect::Failed => {
-                let report = sweep.run(Some((call.clone(), *errno)));
+                let report = sweep.run(Some((call, *errno)));
                 if !report.delivered {
                     // A call whose occurrence depends on timing (a wait that found its
                     // signal set already).
@@ -460,7 +465,7 @@ fn every_seam_call_of_the_quickstart_can_fail_cleanly() {
 fn refused_release(sweep: &Sweep, call: &SeamCall, errno: Errno, expect: Expect) {
     let label = format!("{call} failing with {errno}");
     let before = footprint();
-    let report = sweep.run(Some((call.clone(), errno)));
+    let report = sweep.run(Some((call, errno)));
     assert!(report.delivered, "{label}: not reached");
     assert!(
         report.outcome.is_err(),

@@ -78,9 +78,10 @@ impl fmt::Display for CallKind {
         match self {
             Self::Open(path) => write!(f, "open {}", path.display()),
             Self::Close(path) => write!(f, "close {}", path.display()),
-            Self::Ioctl { file, request } => match self.kfd_request_name() {
-                Some(name) => write!(f, "ioctl {name} on {}", file.display()),
-                None => {
+            Self::Ioctl { file, request } => {
+                if let Some(name) = self.kfd_request_name() {
+                    write!(f, "ioctl {name} on {}", file.display())
+                } else {
                     let op = Opcode::from_raw(*request);
                     write!(
                         f,
@@ -90,7 +91,7 @@ impl fmt::Display for CallKind {
                         file.display()
                     )
                 }
-            },
+            }
             Self::Mmap(Some(path)) => write!(f, "mmap {}", path.display()),
             Self::Mmap(None) => write!(f, "mmap anonymous"),
             Self::Munmap => write!(f, "munmap"),
