@@ -127,6 +127,7 @@ impl AddressSpace {
             start,
             size,
             reserved,
+            given_back: false,
         }
     }
 
@@ -168,26 +169,35 @@ impl AddressSpace {
     }
 
     /// Remove whatever is mapped over `[start, start+len)` and reserve the range again.
-    /// Returns whether the range is reserved again at its place; if not (another thread took
-    /// the address in between, or the kernel ignores `MAP_FIXED_NOREPLACE`), it must never be
-    /// handed out again. Unmap-then-reserve rather than one `MAP_FIXED` keeps every unmap
+    /// Returns whether the range is reserved again at its place; if not (the unmap was
+    /// refused, another thread took the address in between, or the kernel ignores
+    /// `MAP_FIXED_NOREPLACE`), it must never be handed out again, and the error says why. Unmap-then-reserve rather than one `MAP_FIXED` keeps every unmap
     /// visible to the other side of the seam, and `NOREPLACE` never clobbers what someone else
     /// may have mapped in the moment between.
     ///
     /// # Safety
     ///
     /// Nothing may use the range any more.
-    unsafe fn re_reserve(&self, start: u64, len: u64) -> bool {
+    unsafe fn re_reserve(&self, start: u64, len: u64) -> Result<()> {
+        let lost = |why: String| {
+            Err(Error::Kernel(format!(
+                "the address range {start:#x}+{len:#x} is lost: {why}"
+            )))
+        };
         let (Some(addr), Some(nonnull), Some(length)) = (
             NonZeroUsize::new(start as usize),
             NonNull::new(start as *mut std::ffi::c_void),
             NonZeroUsize::new(len as usize),
         ) else {
-            return false;
+            return lost("not a mappable range".to_owned());
         };
         // SAFETY: the caller promises nothing uses the range.
-        if unsafe { self.sys.munmap(nonnull, length.get()) }.is_err() {
-            return false;
+        if let Err(errno) = unsafe { self.sys.munmap(nonnull, length.get()) } {
+            // What is mapped there stays mapped: the process cannot give it back.
+            return Err(Error::syscall(
+                format!("munmap of {start:#x}+{len:#x} (it stays mapped, its range unused)"),
+                errno,
+            ));
         }
         // SAFETY: MAP_FIXED_NOREPLACE replaces nothing; it fails if the range is taken.
         let result = unsafe {
@@ -204,14 +214,14 @@ impl AddressSpace {
             )
         };
         match result {
-            Ok(ptr) if ptr.as_ptr() as u64 == start => true,
+            Ok(ptr) if ptr.as_ptr() as u64 == start => Ok(()),
             Ok(elsewhere) => {
                 // A kernel without MAP_FIXED_NOREPLACE took it as a hint.
                 // SAFETY: the mapping was just made and nothing uses it.
                 let _ = unsafe { self.sys.munmap(elsewhere, length.get()) };
-                false
+                lost("the kernel placed its reservation elsewhere".to_owned())
             }
-            Err(_) => false,
+            Err(errno) => lost(format!("reserving it again failed: {errno}")),
         }
     }
 
@@ -226,16 +236,46 @@ impl AddressSpace {
         // Give oversized chunks back at once; ordinary chunks stay until the space is dropped.
         if let Some((start, end)) = allocator.donation_of(range.start) {
             if end - start > CHUNK_SIZE && allocator.withdraw(start) {
-                self.unmap_chunk(start, end - start);
+                // A failure leaves the reservation mapped, and out of use: nothing to undo.
+                let _ = self.unmap_chunk(start, end - start);
             }
         }
     }
 
-    fn unmap_chunk(&self, start: u64, len: u64) {
-        if let Some(ptr) = NonNull::new(start as *mut std::ffi::c_void) {
-            // SAFETY: the chunk is wholly free: no range handed out lies in it any more.
-            let _ = unsafe { self.sys.munmap(ptr, len as usize) };
+    fn unmap_chunk(&self, start: u64, len: u64) -> Result<()> {
+        let Some(ptr) = NonNull::new(start as *mut std::ffi::c_void) else {
+            return Ok(());
+        };
+        // SAFETY: the chunk is wholly free: no range handed out lies in it any more.
+        unsafe { self.sys.munmap(ptr, len as usize) }.map_err(|errno| {
+            Error::syscall(
+                format!("munmap of the address-space reservation {start:#x}+{len:#x} (it stays)"),
+                errno,
+            )
+        })
+    }
+
+    /// Give every wholly free reservation back to the operating system now, as dropping the
+    /// space does, and report the first unmap that failed (that reservation stays mapped).
+    /// For an owner that can report what a drop cannot ([`crate::Kfd::close`]).
+    pub fn unmap_reservations(&self) -> Result<()> {
+        if self.sys.process_id() != self.owner_pid {
+            return Ok(());
         }
+        let mut allocator = self
+            .allocator
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let chunks: Vec<(u64, u64)> = allocator.donations().collect();
+        let mut first_error = None;
+        for (start, end) in chunks {
+            if allocator.withdraw(start) {
+                if let Err(error) = self.unmap_chunk(start, end - start) {
+                    first_error.get_or_insert(error);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 }
 
@@ -251,7 +291,8 @@ impl Drop for AddressSpace {
             .unwrap_or_else(PoisonError::into_inner);
         let chunks: Vec<(u64, u64)> = allocator.donations().collect();
         for (start, end) in chunks {
-            self.unmap_chunk(start, end - start);
+            // Nobody to tell in a drop: `unmap_reservations` reports, for owners that can.
+            let _ = self.unmap_chunk(start, end - start);
         }
     }
 }
@@ -264,6 +305,8 @@ pub struct VaRange {
     start: u64,
     size: u64,
     reserved: u64,
+    /// Set by [`VaRange::give_back`], so that the drop does not give it back again.
+    given_back: bool,
 }
 
 impl VaRange {
@@ -354,18 +397,37 @@ impl VaRange {
     }
 }
 
-impl Drop for VaRange {
-    fn drop(&mut self) {
-        if self.space.sys.process_id() != self.space.owner_pid {
-            return;
+impl VaRange {
+    /// Unmap whatever is mapped over the range, reserve it again and return it for reuse, as
+    /// dropping it does, but say when that failed (the range is then never handed out again,
+    /// and what was mapped there may stay mapped).
+    pub fn give_back(mut self) -> Result<()> {
+        let result = self.give_back_in_place();
+        self.given_back = true;
+        result
+    }
+
+    fn give_back_in_place(&self) -> Result<()> {
+        if self.given_back || self.space.sys.process_id() != self.space.owner_pid {
+            return Ok(());
         }
         // SAFETY: the range was handed out to this VaRange alone, and its owner (a buffer
-        // object) has stopped using it before dropping it.
-        if unsafe { self.space.re_reserve(self.start, self.reserved) } {
-            self.space.release(self);
-        } else {
-            self.space.lost_ranges.fetch_add(1, Ordering::Relaxed);
+        // object) has stopped using it before giving it back.
+        let result = unsafe { self.space.re_reserve(self.start, self.reserved) };
+        match &result {
+            Ok(()) => self.space.release(self),
+            Err(_) => {
+                self.space.lost_ranges.fetch_add(1, Ordering::Relaxed);
+            }
         }
+        result
+    }
+}
+
+impl Drop for VaRange {
+    fn drop(&mut self) {
+        // A failure is counted in `lost_ranges`; owners that can report it use `give_back`.
+        let _ = self.give_back_in_place();
     }
 }
 

@@ -43,6 +43,8 @@ pub struct DoorbellPage {
     mmap_offset: u64,
     base: NonNull<u64>,
     len: usize,
+    /// Set by [`DoorbellPage::unmap`], so that the drop does not unmap again.
+    unmapped: bool,
 }
 
 // SAFETY: the page is device memory accessed only through volatile stores of whole u64s;
@@ -82,6 +84,7 @@ impl DoorbellPage {
             mmap_offset,
             base: ptr.cast(),
             len,
+            unmapped: false,
         };
         // The kernel makes doorbell mappings VM_DONTCOPY already; say so for any other Sys.
         // SAFETY: MADV_DONTFORK only changes what a fork child inherits.
@@ -128,13 +131,36 @@ impl DoorbellPage {
     }
 }
 
+impl DoorbellPage {
+    /// Unmap the page now and report failure (dropping it unmaps too, but silently).
+    pub fn unmap(mut self) -> Result<()> {
+        let result = self.unmap_in_place();
+        self.unmapped = true;
+        result
+    }
+
+    fn unmap_in_place(&self) -> Result<()> {
+        if self.unmapped || self.sys.process_id() != self.owner_pid {
+            return Ok(());
+        }
+        // SAFETY: every Doorbell holds an Arc of this page, and the page is being given up
+        // by its last owner, so none is left to use it.
+        unsafe { self.sys.munmap(self.base.cast(), self.len) }.map_err(|errno| {
+            Error::syscall(
+                format!(
+                    "munmap of the doorbell page of GPU {:#x} (it stays mapped)",
+                    self.gpu_id
+                ),
+                errno,
+            )
+        })
+    }
+}
+
 impl Drop for DoorbellPage {
     fn drop(&mut self) {
-        if self.sys.process_id() != self.owner_pid {
-            return;
-        }
-        // SAFETY: every Doorbell holds an Arc of this page, so none is left to use it.
-        let _ = unsafe { self.sys.munmap(self.base.cast(), self.len) };
+        // Nobody to tell in a drop: `unmap` reports, for owners that can.
+        let _ = self.unmap_in_place();
     }
 }
 

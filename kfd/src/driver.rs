@@ -282,4 +282,19 @@ impl Kfd {
     pub fn check_process(&self) -> Result<()> {
         self.binding.check_process()
     }
+
+    /// Close the driver now if this is its last handle (otherwise do nothing), reporting what
+    /// a drop cannot: a doorbell page or an address-space reservation the operating system
+    /// would not unmap (the first such error; everything is attempted). What the kernel ties
+    /// to the process stays in the binding, as after a drop.
+    pub fn close(self: Arc<Self>) -> Result<()> {
+        let Some(kfd) = Arc::into_inner(self) else {
+            return Ok(());
+        };
+        let mut result = Ok(());
+        for gpu in &kfd.gpus {
+            result = result.and(gpu.unmap_doorbell_page());
+        }
+        result.and(kfd.address_space.unmap_reservations())
+    }
 }

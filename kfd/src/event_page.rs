@@ -162,7 +162,18 @@ impl EventPage {
             )
         })?;
         self.registered = true;
-        let _ = restarting(|| ioctls::destroy_event(sys, kfd_fd, args.event_id));
+        // A refusal leaves that event in the kernel (nothing else can destroy it): say so
+        // rather than carry on with an event nobody owns. The page stays registered, so the
+        // next open does not register it again.
+        restarting(|| ioctls::destroy_event(sys, kfd_fd, args.event_id)).map_err(|e| {
+            Error::ioctl(
+                format!(
+                    "destroy event {} that registered the event page (the kernel keeps it)",
+                    args.event_id
+                ),
+                e,
+            )
+        })?;
         Ok(())
     }
 

@@ -143,4 +143,18 @@ impl Gpu {
         *page = Some(Arc::clone(&mapped));
         Ok(mapped)
     }
+
+    /// Unmap the doorbell page now unless a doorbell still holds it, reporting failure
+    /// ([`crate::Kfd::close`]).
+    pub(crate) fn unmap_doorbell_page(&self) -> Result<()> {
+        let page = self
+            .doorbell_page
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match page.and_then(Arc::into_inner) {
+            Some(page) => page.unmap(),
+            None => Ok(()),
+        }
+    }
 }

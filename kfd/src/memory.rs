@@ -604,7 +604,13 @@ impl Drop for BufferObject {
         });
         match freed {
             // The CPU mapping goes with the range, after the kernel let go of the pages.
-            Ok(()) => drop(placement),
+            Ok(()) => {
+                if let Some(Placement::Reserved(range)) = placement {
+                    if let Err(error) = range.give_back() {
+                        self.kfd.record_drop_error(error);
+                    }
+                }
+            }
             Err(err) => {
                 let error = self
                     .kfd

@@ -31,7 +31,9 @@
 //!   [`MachineConfig::mi210`], [`MachineConfig::mi300x`], [`MachineConfig::mi210_hive`],
 //!   [`MachineConfig::mi300x_platform`] and knobs); it implements [`kfd::Sys`];
 //! - [`default_machine`]: the process-wide machine;
-//! - [`FaultInjection`], [`ResourceCounts`]: fault injection and leak accounting for tests.
+//! - [`FaultInjection`], [`ResourceCounts`]: fault injection and leak accounting for tests;
+//! - [`FaultingSys`]: a decorator over any [`kfd::Sys`] that records every seam call and fails
+//!   a chosen one (fault sweeps).
 //!
 //! [`shader`] is the shader core behind [`dispatch::ShaderCore`].
 //! [`cp`] is the command processor, [`cp::CommandProcessorEngine`]: one thread per AQL queue;
@@ -63,6 +65,7 @@ pub use config::{CacheConfig, GpuConfig, MachineConfig, NEWEST_KFD_MINOR_VERSION
 pub use default_machine::{SIM_MACHINE_ENV, default_machine, preset, release_default_machine};
 pub use driver::cwsr;
 pub use driver::device::CuLayout;
+pub use driver::faulting_sys::{CallKind, FaultingSys, SeamCall};
 pub use driver::injection::FaultInjection;
 pub use driver::topology::{CLASS_TOPOLOGY_ROOT, TOPOLOGY_ROOT};
 pub use error::SimError;

@@ -89,8 +89,18 @@ pub(crate) struct Live {
 impl Live {
     /// The address of the latest memory fault KFD reported on `gpu_id`, waiting up to
     /// `patience` for a report if none has come yet (the CP's error word and KFD's fault
-    /// report race). `None`: no fault on that GPU.
+    /// report race). `None`: no fault on that GPU, or none could be read (logged).
     pub(crate) fn memory_fault(&self, gpu_id: u32, patience: Duration) -> Option<u64> {
+        self.read_memory_faults(gpu_id, patience)
+            .unwrap_or_else(|error| {
+                warn!(%error, "reading the memory-fault event");
+                None
+            })
+            .or_else(|| self.latest_fault(gpu_id))
+    }
+
+    /// [`Live::memory_fault`], failing if the memory-fault event cannot be read.
+    fn read_memory_faults(&self, gpu_id: u32, patience: Duration) -> Result<Option<u64>> {
         let mut faults = self.faults.lock().unwrap_or_else(PoisonError::into_inner);
         let mut timeout = if faults.iter().any(|f| f.gpu_id == gpu_id) {
             Duration::ZERO
@@ -99,21 +109,29 @@ impl Live {
         };
         // Each firing of the (auto-reset) event carries the latest fault: collect them all.
         loop {
-            match self.memory_faults.wait(Some(timeout)) {
-                Ok(outcome) if outcome.status == WaitStatus::Complete => {
-                    if let Some(Some(EventException::Memory(data))) = outcome.exceptions.first() {
-                        warn!(gpu_id = data.gpu_id, va = data.va, "GPU memory fault");
-                        faults.push(*data);
-                    }
-                }
-                Ok(_) => break,
-                Err(error) => {
-                    warn!(%error, "reading the memory-fault event");
-                    break;
-                }
+            let outcome = self
+                .memory_faults
+                .wait(Some(timeout))
+                .map_err(|e| Error::driver(|| "reading the memory-fault event".to_owned(), e))?;
+            if outcome.status != WaitStatus::Complete {
+                break;
+            }
+            if let Some(Some(EventException::Memory(data))) = outcome.exceptions.first() {
+                warn!(gpu_id = data.gpu_id, va = data.va, "GPU memory fault");
+                faults.push(*data);
             }
             timeout = Duration::ZERO;
         }
+        Ok(faults
+            .iter()
+            .rev()
+            .find(|f| f.gpu_id == gpu_id)
+            .map(|f| f.va))
+    }
+
+    /// The latest memory fault on `gpu_id` seen so far, without asking the kernel.
+    fn latest_fault(&self, gpu_id: u32) -> Option<u64> {
+        let faults = self.faults.lock().unwrap_or_else(PoisonError::into_inner);
         faults
             .iter()
             .rev()
@@ -121,9 +139,10 @@ impl Live {
             .map(|f| f.va)
     }
 
-    /// Fail if a memory fault on `gpu_id` made the kernel stop this process' queues there.
+    /// Fail if a memory fault on `gpu_id` made the kernel stop this process' queues, or if
+    /// the kernel's fault report cannot be read (a check that cannot look must not pass).
     pub(crate) fn check_gpu_running(&self, gpu_id: u32) -> Result<()> {
-        match self.memory_fault(gpu_id, Duration::ZERO) {
+        match self.read_memory_faults(gpu_id, Duration::ZERO)? {
             None => Ok(()),
             Some(address) => Err(Error::GpuStopped {
                 gpu_id,
@@ -376,7 +395,11 @@ impl DeviceShared {
         if let Some(live) = live {
             let kfd = Arc::clone(&live.kfd);
             drop(live);
-            let errors = kfd.take_drop_errors();
+            let mut errors = kfd.take_drop_errors();
+            // The last handle, unless something the kernel would not destroy keeps it.
+            if let Err(error) = kfd.close() {
+                errors.push(error);
+            }
             for error in &errors {
                 warn!(%error, "while tearing down");
             }

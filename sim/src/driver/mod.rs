@@ -9,6 +9,7 @@ pub(crate) mod cpu_mappings;
 pub mod cwsr;
 pub(crate) mod device;
 pub(crate) mod drm_file;
+pub(crate) mod faulting_sys;
 pub(crate) mod files;
 pub(crate) mod fork_gate;
 pub(crate) mod gem;

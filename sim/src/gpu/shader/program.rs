@@ -168,11 +168,47 @@ impl CodeCache {
             }
             programs.remove(i);
         }
+        // A miss: first forget programs whose memory nothing but this cache holds any more
+        // (their buffer was freed). Kept, they would keep freed device memory mapped in the
+        // process, up to CACHE_PROGRAMS code objects after the process freed them all.
+        programs.retain(|p| Arc::strong_count(&p.span.keep_alive) > 1);
         let program = Arc::new(Program::new(span, target, generation));
         if programs.len() == CACHE_PROGRAMS {
             programs.pop();
         }
         programs.insert(0, Arc::clone(&program));
         Ok(program)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Weak;
+
+    use super::*;
+    use crate::gpu::host_vm::HostVm;
+
+    #[test]
+    fn a_miss_forgets_programs_whose_memory_was_freed() {
+        let vm = HostVm::new();
+        let cache = CodeCache::new();
+        let first = vm.map(4096, 256, false, true);
+        let target = GfxTarget::Gfx90a;
+        let program = cache.program_for(&vm, first.va(), target).unwrap();
+        let memory: Weak<dyn std::any::Any + Send + Sync> =
+            Arc::downgrade(&program.span.keep_alive);
+        drop(program);
+        // While the buffer lives, the cache keeps its program (a hit returns the same one).
+        let again = cache.program_for(&vm, first.va(), target).unwrap();
+        assert!(Arc::ptr_eq(&again, &cache.programs.lock().unwrap()[0]));
+        drop(again);
+        // Freed: only the cache holds the memory, until the next miss lets it go.
+        vm.unmap(first.va());
+        drop(first);
+        assert!(memory.upgrade().is_some(), "the cache kept it so far");
+        let second = vm.map(4096, 256, false, true);
+        let _other = cache.program_for(&vm, second.va(), target).unwrap();
+        assert!(memory.upgrade().is_none(), "freed code stayed mapped");
+        assert_eq!(cache.programs.lock().unwrap().len(), 1);
     }
 }
