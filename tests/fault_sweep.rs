@@ -123,7 +123,7 @@ fn every_seam_call_of_the_quickstart_can_fail_cleanly() {
                     Ok(()) => succeeded += 1,
                     Err(_) => errors += 1,
                 }
-                check_outcome(call, *errno, &report.outcome);
+                check_outcome(call, *errno, &report.outcome, &calls);
                 // Cleanly bound (some of the binding made, never anything else) or unbound.
                 let left = minus(report.after_run, binding_only(1));
                 assert!(
@@ -182,7 +182,7 @@ fn refused_release(sweep: &Sweep, call: &SeamCall, errno: Errno, expect: Expect)
     let label = format!("{call} failing with {errno}");
     let before = footprint();
     let report = sweep.run(Some((call, errno)));
-    check_outcome(call, errno, &report.outcome);
+    check_outcome(call, errno, &report.outcome, &[]);
     let fresh = sweep.run(None);
     assert_eq!(
         fresh.outcome.result,
