@@ -168,10 +168,10 @@ impl AddressSpace {
         Ok(start)
     }
 
-    /// Remove whatever is mapped over `[start, start+len)` and reserve the range again.
-    /// Returns whether the range is reserved again at its place; if not (the unmap was
-    /// refused, another thread took the address in between, or the kernel ignores
-    /// `MAP_FIXED_NOREPLACE`), it must never be handed out again, and the error says why. Unmap-then-reserve rather than one `MAP_FIXED` keeps every unmap
+    /// Remove whatever is mapped over `[start, start+len)` and reserve the range again at its
+    /// place. On failure (the unmap was refused, another thread took the address in between,
+    /// or the kernel ignores `MAP_FIXED_NOREPLACE`) the range must never be handed out again,
+    /// and the error says why. Unmap-then-reserve rather than one `MAP_FIXED` keeps every unmap
     /// visible to the other side of the seam, and `NOREPLACE` never clobbers what someone else
     /// may have mapped in the moment between.
     ///

@@ -5,6 +5,7 @@
 #   sim/preload/run-under.sh --hardware-tests     aqueduct's hardware-gated tests, over the
 #                                                 real Linux backend, required to run (no skips),
 #                                                 the dlopen handoff test (tests/dlopen_adopt.rs),
+#                                                 the fault sweep (tests/fault_sweep_hw.rs),
 #                                                 then the C clients, rocminfo and ROCr
 #                                                 (sim/preload/tests/clients.rs)
 #
@@ -29,6 +30,7 @@ executables() {
 kfd_hardware="$(executables -p kfd --test hardware)"
 launches="$(executables -p aqueduct --test hardware_launches)"
 adopt="$(executables -p aqueduct --test dlopen_adopt)"
+fault_sweep="$(executables -p aqueduct --test fault_sweep_hw)"
 # The plugin that test loads and unloads; built here, without the interposer (the test's own
 # build of it is then a no-op, and runs with LD_PRELOAD removed anyway).
 cargo build -q -p aqueduct-dlopen-fixture
@@ -49,6 +51,8 @@ run mi210 "$launches"
 # the binding the unloaded one left in the (simulated) kernel, on one GPU and on four.
 run mi210 "$adopt"
 run mi210-hive "$adopt"
+# Every seam call of the quickstart path failing in turn, over the real system-call path.
+run mi210 "$fault_sweep"
 
 # The README's quickstart over the real path.
 cargo build -q --example quickstart

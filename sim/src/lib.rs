@@ -65,7 +65,7 @@ pub use config::{CacheConfig, GpuConfig, MachineConfig, NEWEST_KFD_MINOR_VERSION
 pub use default_machine::{SIM_MACHINE_ENV, default_machine, preset, release_default_machine};
 pub use driver::cwsr;
 pub use driver::device::CuLayout;
-pub use driver::faulting_sys::{CallKind, FaultingSys, SeamCall};
+pub use driver::faulting_sys::{CallKind, FaultingSys, OPENED_ELSEWHERE, SeamCall};
 pub use driver::injection::FaultInjection;
 pub use driver::topology::{CLASS_TOPOLOGY_ROOT, TOPOLOGY_ROOT};
 pub use error::SimError;

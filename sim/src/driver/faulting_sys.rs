@@ -118,8 +118,9 @@ impl fmt::Display for SeamCall {
     }
 }
 
-/// Name used for an fd this decorator did not see opened.
-const UNKNOWN_FILE: &str = "(fd opened elsewhere)";
+/// The file name [`CallKind`] gives an fd this decorator did not see opened (a memfd, an fd
+/// inherited or opened around the seam).
+pub const OPENED_ELSEWHERE: &str = "(fd opened elsewhere)";
 
 #[derive(Debug, Default)]
 struct RunState {
@@ -213,7 +214,7 @@ impl FaultingSys {
             .files
             .get(&fd)
             .cloned()
-            .unwrap_or_else(|| PathBuf::from(UNKNOWN_FILE))
+            .unwrap_or_else(|| PathBuf::from(OPENED_ELSEWHERE))
     }
 }
 
