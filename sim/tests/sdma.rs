@@ -185,8 +185,8 @@ fn fill_pattern(va: u64, len: usize, seed: u8) {
         // SAFETY: as in `bytes_at`, writable.
         unsafe {
             ((va + i as u64) as *mut u8)
-                .write_volatile(seed.wrapping_add((i as u8).wrapping_mul(7)))
-        };
+                .write_volatile(seed.wrapping_add((i as u8).wrapping_mul(7)));
+        }
     }
 }
 

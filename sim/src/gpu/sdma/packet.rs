@@ -530,7 +530,7 @@ mod tests {
             }
         );
         // BuildPollCommand: mem_poll, func 3 (equal), mask all ones, retry forever.
-        let header = 8 | (3 << 28) | (1 << 31);
+        let header = OP_POLL_REGMEM | (3 << 28) | (1 << 31);
         assert_eq!(
             decode(&[header, 0x40, 0, 0, u32::MAX, 0x0FFF_0004]),
             Decoded::Packet {
@@ -547,7 +547,7 @@ mod tests {
 
     #[test]
     fn rocr_signal_decrement_is_a_64_bit_add_of_minus_one() {
-        let header = 10 | (47 << 25);
+        let header = OP_ATOMIC | (47 << 25);
         let Decoded::Packet {
             packet: Packet::Atomic { op, wide, src, .. },
             ..
@@ -568,11 +568,11 @@ mod tests {
     fn unknown_opcodes_and_fields_are_illegal() {
         assert_eq!(decode(&[0x3F]), Decoded::Illegal { header: 0x3F });
         assert!(matches!(
-            decode(&[11 | (3 << 30), 0, 0, 0, 0]),
+            decode(&[OP_CONST_FILL | (3 << 30), 0, 0, 0, 0]),
             Decoded::Illegal { .. }
         ));
         assert!(matches!(
-            decode(&[10 | (1 << 25), 0, 0, 0, 0, 0, 0, 0]),
+            decode(&[OP_ATOMIC | (1 << 25), 0, 0, 0, 0, 0, 0, 0]),
             Decoded::Illegal { .. }
         ));
     }
