@@ -232,6 +232,8 @@ impl SdmaQueue {
         for dw in std::iter::repeat_n(0u32, (pad / 4) as usize).chain(dwords.iter().copied()) {
             // SAFETY: `at & mask` is a dword offset inside the live CPU mapping of the ring;
             // the engine reads only up to the write pointer, which has not moved over it.
+            // The ring is page-aligned and `at` a multiple of 4, so the u32 is aligned.
+            #[allow(clippy::cast_ptr_alignment)]
             unsafe {
                 ring.as_ptr()
                     .add((at & mask) as usize)
