@@ -167,6 +167,11 @@ impl Buffer {
         self.write(0, &vec![byte; self.len])
     }
 
+    /// Whether the buffer was allocated by `device` (copy queues check it).
+    pub(crate) fn belongs_to(&self, device: &Arc<crate::device::DeviceShared>) -> bool {
+        Arc::ptr_eq(self.owned.device(), device)
+    }
+
     /// Copy all of `src` to the start of this buffer (host↔device or device↔device).
     pub fn copy_from(&self, src: &Buffer) -> Result<()> {
         self.copy_range(0, src, 0, src.len)

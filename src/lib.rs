@@ -32,6 +32,7 @@ pub mod agent;
 pub mod backend;
 mod buffer;
 pub mod code_object_source;
+pub mod copy;
 mod device;
 mod error;
 pub mod executable;
@@ -43,6 +44,7 @@ pub mod signal;
 
 pub use agent::{CpuAgent, GpuAgent, MemoryLocation, MemoryPool, QueueLimits};
 pub use buffer::Buffer;
+pub use copy::{CopyOrder, CopyQueue};
 pub use device::Device;
 pub use error::{Error, ErrorKind, Result};
 pub use executable::{Executable, Function, Kernel, LoadOptions, Variable};

@@ -13,6 +13,7 @@ use crate::error::SimError;
 use crate::gpu::cp::CommandProcessorEngine;
 use crate::gpu::dispatch::ShaderCore;
 use crate::gpu::queue::QueueEngine;
+use crate::gpu::sdma::SdmaEngine;
 use crate::gpu::shader::Gfx9ShaderCore;
 use crate::gpu::target::GfxTarget;
 
@@ -241,6 +242,14 @@ impl GpuConfig {
         self
     }
 
+    /// A resizable (large) BAR that shows all of VRAM to the CPU, or a small one that shows
+    /// only the first 256 MiB.
+    #[must_use]
+    pub fn with_large_bar(mut self, large_bar: bool) -> Self {
+        self.large_bar = large_bar;
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<(), SimError> {
         let bad = |what: String| Err(SimError::Config(what));
         if self.xccs == 0 || self.compute_units == 0 || self.compute_units % self.xccs != 0 {
@@ -276,8 +285,11 @@ pub struct MachineConfig {
     /// Whether the GPUs form one XGMI hive (fully connected by XGMI io_links).
     pub xgmi_hive: bool,
     /// Starts the command processor of every queue CREATE_QUEUE creates (by default a fresh
-    /// [`CommandProcessorEngine`]: AQL queues execute; SDMA queues are accepted but idle).
+    /// [`CommandProcessorEngine`]: AQL queues execute; PM4 queues are accepted but idle).
     pub engine: Arc<dyn QueueEngine>,
+    /// Starts the copy engine of every SDMA queue CREATE_QUEUE creates (by default a fresh
+    /// [`SdmaEngine`]).
+    pub sdma_engine: Arc<dyn QueueEngine>,
     /// The KFD interface minor version GET_VERSION reports; ioctls newer than it are outside
     /// the table and answer ENOTTY (see `kfd_ioctl`).
     pub kfd_minor_version: u32,
@@ -317,6 +329,7 @@ impl MachineConfig {
             gpus: vec![gpu],
             xgmi_hive: false,
             engine: Arc::new(CommandProcessorEngine::new()),
+            sdma_engine: Arc::new(SdmaEngine::new()),
             kfd_minor_version: NEWEST_KFD_MINOR_VERSION,
             cpu_cores: 16,
             cpu_clock_mhz: 3000,
@@ -332,6 +345,13 @@ impl MachineConfig {
     /// One MI300X (gfx942).
     pub fn mi300x() -> Self {
         Self::single(GpuConfig::mi300x())
+    }
+
+    /// One MI210 behind a small BAR: only the first 256 MiB of VRAM are CPU-visible, so VRAM
+    /// the CPU maps (`PUBLIC`) cannot be allocated and reaching VRAM from the host takes a
+    /// copy engine (topology heap `FB_PRIVATE`, `AMDGPU_INFO` visible VRAM 256 MiB).
+    pub fn mi210_small_bar() -> Self {
+        Self::single(GpuConfig::mi210().with_large_bar(false))
     }
 
     /// `count` MI210s joined by XGMI bridges into one hive.
@@ -391,6 +411,13 @@ impl MachineConfig {
     #[must_use]
     pub fn with_engine(mut self, engine: Arc<dyn QueueEngine>) -> Self {
         self.engine = engine;
+        self
+    }
+
+    /// Start SDMA queues with `engine`.
+    #[must_use]
+    pub fn with_sdma_engine(mut self, engine: Arc<dyn QueueEngine>) -> Self {
+        self.sdma_engine = engine;
         self
     }
 

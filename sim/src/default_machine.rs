@@ -3,7 +3,8 @@
 //! It is created on first use and lives until the process ends, or until the library that
 //! holds it is unloaded ([`release_default_machine`]). `AQUEDUCT_SIM_MACHINE` chooses its
 //! shape: `mi210` (the default), `mi300x`, `mi210-hive` (four MI210 in an XGMI
-//! hive) or `mi300x-platform` (eight MI300X).
+//! hive), `mi300x-platform` (eight MI300X) or `mi210-small-bar` (one MI210 whose VRAM
+//! the CPU sees only 256 MiB of).
 
 use std::sync::{Mutex, PoisonError};
 
@@ -25,8 +26,9 @@ pub fn preset(name: &str) -> Result<MachineConfig, SimError> {
         "mi300x" => Ok(MachineConfig::mi300x()),
         "mi210-hive" => Ok(MachineConfig::mi210_hive(4)),
         "mi300x-platform" => Ok(MachineConfig::mi300x_platform()),
+        "mi210-small-bar" => Ok(MachineConfig::mi210_small_bar()),
         other => Err(SimError::Config(format!(
-            "{SIM_MACHINE_ENV}={other:?}: expected mi210, mi300x, mi210-hive or mi300x-platform"
+            "{SIM_MACHINE_ENV}={other:?}: expected mi210, mi300x, mi210-hive, mi300x-platform or mi210-small-bar"
         ))),
     }
 }

@@ -37,6 +37,7 @@
 //!
 //! [`shader`] is the shader core behind [`dispatch::ShaderCore`].
 //! [`cp`] is the command processor, [`cp::CommandProcessorEngine`]: one thread per AQL queue;
+//! [`sdma`] the copy engines, [`sdma::SdmaEngine`]: one thread per SDMA queue;
 //! every [`MachineConfig`] starts with one, and every GPU with a [`shader::Gfx9ShaderCore`].
 //! [`InertQueueEngine`] (queues never process a packet) and [`InertShaderCore`] (every dispatch
 //! fails) stand in for them where a test wants the driver model alone. [`host_vm::HostVm`] is
@@ -70,5 +71,5 @@ pub use driver::injection::FaultInjection;
 pub use driver::topology::{CLASS_TOPOLOGY_ROOT, TOPOLOGY_ROOT};
 pub use error::SimError;
 pub use gpu::inert::{InertQueueEngine, InertShaderCore};
-pub use gpu::{clock, cp, dispatch, host_vm, queue, shader, target, vm};
+pub use gpu::{clock, cp, dispatch, host_vm, queue, sdma, shader, target, vm};
 pub use machine::{GpuInfo, Machine, ResetCause, ResourceCounts};

@@ -134,6 +134,7 @@ impl Machine {
             memory,
             system: Arc::new(SystemPool::new(config.system_memory_bytes)),
             engine: config.engine,
+            sdma_engine: config.sdma_engine,
             injection: FaultInjection::default(),
             kfd_minor: config.kfd_minor_version,
             description,

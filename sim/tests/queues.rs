@@ -309,10 +309,15 @@ fn sdma_queues_need_no_cwsr_and_run_out_of_engine_slots() {
         s.create_queue(&mut sdma(QueueType::SDMA_BY_ENG_ID, 5)),
         Err(Errno::EINVAL)
     );
-    // Nothing executes SDMA queues in the simulator: no processor was started.
+    // SDMA queues go to the SDMA engine, not to the command processor.
     assert!(engine.queues.lock().unwrap().is_empty());
+    // Queue 0 held engine 0's first slot: asked for by engine id, only engine 0 has room.
     ioctls::destroy_queue(s.sys(), s.kfd, 0).unwrap();
-    s.create_queue(&mut sdma(QueueType::SDMA_BY_ENG_ID, 1))
+    assert_eq!(
+        s.create_queue(&mut sdma(QueueType::SDMA_BY_ENG_ID, 1)),
+        Err(Errno::ENOMEM)
+    );
+    s.create_queue(&mut sdma(QueueType::SDMA_BY_ENG_ID, 0))
         .unwrap();
 }
 

@@ -148,6 +148,17 @@ impl Signal {
         self.handle
     }
 
+    /// Whether the signal was created by `device` (copy queues check it).
+    pub(crate) fn belongs_to(&self, device: &Arc<crate::device::DeviceShared>) -> bool {
+        Arc::ptr_eq(self.owned.device(), device)
+    }
+
+    /// The event mailbox and event id an engine writes after updating the value (`None`
+    /// for a polling signal).
+    pub(crate) fn event_mailbox(&self) -> Result<Option<(u64, u32)>> {
+        self.owned.with_fast(|s| Ok(s.view.event_mailbox()))
+    }
+
     /// The current value (acquire).
     pub fn value(&self) -> Result<i64> {
         self.load(MemoryOrder::Acquire)

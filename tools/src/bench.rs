@@ -5,6 +5,7 @@
 //! library user would need.
 
 mod compare;
+mod copies;
 mod host;
 mod report;
 mod rocr;
@@ -218,6 +219,8 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
                wakes the host (Queue::wait)"
             .into(),
     });
+
+    copies::measure(&device, &gpu, iterations, &mut figures)?;
 
     progress("load an executable");
     let mut loads = Vec::new();

@@ -24,13 +24,23 @@ fn bench(args: &[&str]) -> Output {
     out
 }
 
-/// Every path issue 12's figure table asks `aqueduct bench` for, by id.
-const PATHS: [&str; 11] = [
+/// Every path issue 12's figure table (and issue 26's copy paths) asks `aqueduct bench` for,
+/// by id.
+const PATHS: [&str; 20] = [
     "dispatch_spin",
     "dispatch_event_wait",
     "packets_batched",
     "dispatch_back_to_back",
     "signal_ping_pong",
+    "memcpy_1m",
+    "copy_h2d_1m",
+    "copy_d2h_1m",
+    "copy_d2d_1m",
+    "memcpy_256m",
+    "copy_h2d_256m",
+    "copy_d2h_256m",
+    "copy_d2d_256m",
+    "copy_latency_4b",
     "load",
     "load_large",
     "vector_add_gpu_time",

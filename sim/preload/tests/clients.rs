@@ -3,8 +3,12 @@
 //! test): a KFD client in C on `<linux/kfd_ioctl.h>` alone, Debian's unmodified `rocminfo`, and
 //! a C program on Debian's ROCr that loads a committed code object and dispatches it.
 //!
-//! They need a C compiler, `libhsa-runtime-dev`, `libdrm-dev` and `rocminfo` (CI installs
-//! them). Where one is missing the test says so and passes, unless `AQUEDUCT_REQUIRE_HW` is set
+//! GPU-offload programs run there with ROCr's defaults (host-device copies on the simulated
+//! SDMA engines): a HIP 5.2 program built by `hipcc` and an OpenMP offload program built by
+//! clang-19 and run by libomptarget 19 (`tests/offload/`).
+//!
+//! They need a C compiler, `libhsa-runtime-dev`, `libdrm-dev`, `rocminfo`, `hipcc`,
+//! `libomp-19-dev` and `rocm-device-libs` (CI installs them). Where one is missing the test says so and passes, unless `AQUEDUCT_REQUIRE_HW` is set
 //! (CI sets it for this test): then the skip fails.
 
 use std::path::{Path, PathBuf};
@@ -46,34 +50,58 @@ fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The C clients, built once per test run; `Err` says what is missing.
+/// The C clients (`tests/c/build.sh`), built once per test run; `Err` says what is missing.
 fn clients() -> Result<&'static Path, &'static str> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     BUILT
-        .get_or_init(|| {
-            let out = profile_dir().join("preload-clients");
-            let build = process::try_run_with_deadline(
-                Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/build.sh"))
-                    .arg(&out),
-                DEADLINE,
-                "building the C clients (tests/c/build.sh)",
-            )
-            .map_err(|e| format!("build.sh: {e}"))?;
-            if build.status.success() {
-                Ok(out)
-            } else {
-                Err(String::from_utf8_lossy(&build.stderr).trim().to_owned())
-            }
-        })
+        .get_or_init(|| build_clients("tests/c/build.sh", "preload-clients"))
         .as_deref()
         .map_err(String::as_str)
 }
 
+/// The offload clients (`tests/offload/build.sh`), built once per test run; `Err` says what
+/// is missing.
+fn offload_clients() -> Result<&'static Path, &'static str> {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| build_clients("tests/offload/build.sh", "preload-offload-clients"))
+        .as_deref()
+        .map_err(String::as_str)
+}
+
+/// Run the build script `script` (relative to this package) into the profile directory's
+/// `out`; `Err` says what is missing.
+fn build_clients(script: &str, out: &str) -> Result<PathBuf, String> {
+    let out = profile_dir().join(out);
+    let what = format!("building clients ({script})");
+    let build = process::try_run_with_deadline(
+        Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join(script)).arg(&out),
+        DEADLINE,
+        &what,
+    )
+    .map_err(|e| format!("{script}: {e}"))?;
+    if build.status.success() {
+        Ok(out)
+    } else {
+        Err(String::from_utf8_lossy(&build.stderr).trim().to_owned())
+    }
+}
+
 /// Run `command` with the interposer preloaded; fail the test if it outlives [`DEADLINE`].
-fn run_on_simulator(mut command: Command) -> Output {
+fn run_on_simulator(command: Command) -> Output {
+    run_on_machine(command, None)
+}
+
+/// [`run_on_simulator`] on the machine preset `machine` (`AQUEDUCT_SIM_MACHINE`), with ROCr's
+/// default copy engines (no `HSA_ENABLE_SDMA`).
+fn run_on_machine(mut command: Command, machine: Option<&str>) -> Output {
+    match machine {
+        Some(name) => command.env("AQUEDUCT_SIM_MACHINE", name),
+        None => command.env_remove("AQUEDUCT_SIM_MACHINE"),
+    };
     command
         .env("LD_PRELOAD", interposer())
-        .env_remove("AQUEDUCT_SIM_MACHINE");
+        .env_remove("HSA_ENABLE_SDMA");
     let what = format!(
         "{} on the simulator",
         command.get_program().to_string_lossy()
@@ -182,4 +210,48 @@ fn rocminfo_lists_the_simulated_cpu_and_gfx90a_agents() {
     }
     // Nothing on stderr: libdrm and libhsakmt found everything they look for.
     assert!(output.stderr.is_empty(), "{}", describe(&output));
+}
+
+#[test]
+fn hip_copies_and_kernels_on_streams_with_rocr_default_sdma() {
+    let dir = match offload_clients() {
+        Ok(dir) => dir,
+        Err(why) => return hardware::skip("hip_streams", why),
+    };
+    // MI210 (large BAR) and the small-BAR preset, where VRAM is reachable only by the copy
+    // engines.
+    for machine in ["mi210", "mi210-small-bar"] {
+        let mut command = Command::new(dir.join("hip_streams"));
+        command.arg("300000");
+        let output = run_on_machine(command, Some(machine));
+        assert!(output.status.success(), "{machine}: {}", describe(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains("hip_streams: ok 300000"),
+            "{machine}: {}",
+            describe(&output)
+        );
+    }
+}
+
+#[test]
+fn openmp_offload_maps_and_updates_with_rocr_default_sdma() {
+    let dir = match offload_clients() {
+        Ok(dir) => dir,
+        Err(why) => return hardware::skip("omp_offload", why),
+    };
+    let mut command = Command::new(dir.join("omp_offload"));
+    // libomptarget 19 and its AMDGPU plugin live in LLVM's private library directory.
+    command
+        .arg("200000")
+        .env("LD_LIBRARY_PATH", "/usr/lib/llvm-19/lib")
+        .env_remove("OMP_TARGET_OFFLOAD");
+    let output = run_on_simulator(command);
+    assert!(output.status.success(), "{}", describe(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("omp_offload: ok 200000"),
+        "{}",
+        describe(&output)
+    );
 }

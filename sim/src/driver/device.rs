@@ -108,8 +108,10 @@ impl std::fmt::Debug for Device {
 /// SDMA queue slots of a device (shared by all processes, as the DQM's SDMA bitmaps are).
 #[derive(Debug, Default)]
 pub(crate) struct SdmaSlots {
-    pub pcie_used: u32,
-    pub xgmi_used: u32,
+    /// `dqm->sdma_bitmap` inverted: bit `sdma_id` set while a PCIe SDMA queue uses it.
+    pub pcie_used: u128,
+    /// The same for the XGMI SDMA engines.
+    pub xgmi_used: u128,
 }
 
 /// The capability bits of a GFX9 compute part, as KFD composes them: watch points (4),

@@ -1,5 +1,5 @@
 //! The machine-wide state of the kernel-driver model that every KFD process reads: the GPUs,
-//! the simulator's memory, the system memory pool, the queue engine, fault injection and the
+//! the simulator's memory, the system memory pool, the queue engines (command processor and SDMA), fault injection and the
 //! interface version. Processes hold it; they never reach the machine itself.
 
 use std::sync::Arc;
@@ -17,6 +17,7 @@ pub(crate) struct Shared {
     pub memory: Arc<MemoryFile>,
     pub system: Arc<SystemPool>,
     pub engine: Arc<dyn QueueEngine>,
+    pub sdma_engine: Arc<dyn QueueEngine>,
     pub injection: FaultInjection,
     pub kfd_minor: u32,
     pub description: String,

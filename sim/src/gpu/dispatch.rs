@@ -1,5 +1,6 @@
 //! The contract between the command processor, which validates and launches kernel dispatch
-//! packets, and the shader core, which executes the kernel's machine code.
+//! packets, and the shader core, which executes the kernel's machine code; and the interrupts
+//! both (and the SDMA engines) raise towards the kernel-driver model.
 
 use std::sync::atomic::AtomicBool;
 
@@ -95,6 +96,12 @@ pub trait InterruptSink: Send + Sync {
 
     /// A GPU VM fault.
     fn vm_fault(&self, fault: MemoryFault);
+
+    /// An SDMA TRAP packet's interrupt, carrying a 28-bit context id (an event id). A sink
+    /// that does not tell SDMA traps apart treats it as an end-of-pipe interrupt with that id.
+    fn sdma_trap(&self, context_id: u32) {
+        self.end_of_pipe(context_id & 0x0FFF_FFFF);
+    }
 }
 
 /// Executes kernels.

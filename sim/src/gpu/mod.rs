@@ -1,4 +1,5 @@
-//! The GPU: the command processor ([`cp`]), the shader core ([`shader`]), the clock, the inert
+//! The GPU: the command processor ([`cp`]), the SDMA copy engines ([`sdma`]), the shader core
+//! ([`shader`]), the clock, the inert
 //! stand-ins for both, and the contracts the kernel-driver model reaches them through:
 //! [`queue`] (what the driver asks of a queue engine), [`dispatch`] (what the command processor
 //! asks of a shader core), [`vm`] (GPU virtual memory as the device sees it), [`target`] and
@@ -12,6 +13,7 @@ pub mod dispatch;
 pub mod host_vm;
 pub(crate) mod inert;
 pub mod queue;
+pub mod sdma;
 pub mod shader;
 pub mod target;
 pub mod vm;

@@ -13,6 +13,8 @@ use crate::gpu::vm::{FaultKind, MemoryFault};
 const END_OF_PIPE_ID_BITS: u32 = 32;
 /// Valid bits of an `s_sendmsg` interrupt on GFX9 (the low 24 bits of M0).
 const SHADER_MESSAGE_ID_BITS: u32 = 24;
+/// Valid context-id bits of an SDMA trap (`kfd_int_process_v9.c`: 28).
+const SDMA_TRAP_ID_BITS: u32 = 28;
 
 /// Interrupts of one process on one GPU.
 pub(crate) struct ProcessInterrupts {
@@ -52,6 +54,12 @@ impl InterruptSink for ProcessInterrupts {
     fn shader_message(&self, context_id: u32) {
         if let Some(process) = self.process.upgrade() {
             process.signal_event_interrupt(context_id & 0x00FF_FFFF, SHADER_MESSAGE_ID_BITS);
+        }
+    }
+
+    fn sdma_trap(&self, context_id: u32) {
+        if let Some(process) = self.process.upgrade() {
+            process.signal_event_interrupt(context_id & 0x0FFF_FFFF, SDMA_TRAP_ID_BITS);
         }
     }
 

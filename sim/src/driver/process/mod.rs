@@ -450,7 +450,7 @@ impl Process {
             let queues = std::mem::take(&mut state.queues);
             queues
                 .into_values()
-                .filter_map(Queue::into_runner)
+                .filter_map(|queue| queue.into_runner(&self.shared.devices))
                 .collect::<Vec<_>>()
         };
         for runner in &runners {

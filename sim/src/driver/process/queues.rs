@@ -3,9 +3,10 @@
 //! `set_queue_properties_from_user`, the buffer checks of `kfd_queue_acquire_buffers` and the
 //! limits of `pqm_create_queue` (kfd.md §5, §10, §11.1–3, §11.5).
 //!
-//! AQL compute queues get a command processor from the machine's [`QueueEngine`]; PM4 and SDMA
-//! queues are created, counted and destroyed like the kernel's but nothing executes them (the
-//! simulator models no PM4 engine and no SDMA engine).
+//! AQL compute queues get a command processor from the machine's [`QueueEngine`], SDMA queues a
+//! copy engine from its SDMA engine (on the engine and queue `allocate_sdma_queue` picks, with
+//! that queue's fixed doorbell); PM4 queues are created, counted and destroyed like the
+//! kernel's but nothing executes them (the simulator models no PM4 engine).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -46,11 +47,13 @@ impl QueueKind {
         matches!(self, Self::ComputeAql | Self::ComputePm4)
     }
 
-    /// The engines an SDMA queue of this kind takes a slot on.
-    fn sdma_engines(self) -> Option<SdmaEngines> {
+    /// The engines an SDMA queue of this kind takes a slot on (SDMA_BY_ENG_ID: those of the
+    /// engine asked for).
+    fn sdma_engines(self, engine_id: u32, pcie_engines: u32) -> Option<SdmaEngines> {
         match self {
-            Self::Sdma | Self::SdmaByEngine => Some(SdmaEngines::Pcie),
-            Self::SdmaXgmi => Some(SdmaEngines::Xgmi),
+            Self::Sdma => Some(SdmaEngines::Pcie),
+            Self::SdmaByEngine if engine_id < pcie_engines => Some(SdmaEngines::Pcie),
+            Self::SdmaXgmi | Self::SdmaByEngine => Some(SdmaEngines::Xgmi),
             Self::ComputeAql | Self::ComputePm4 => None,
         }
     }
@@ -63,29 +66,68 @@ enum SdmaEngines {
     Xgmi,
 }
 
-/// Take a queue slot on the device's `engines` (`allocate_sdma_queue`): ENOMEM when every
-/// queue of every such engine is in use.
-fn claim_sdma_slot(device: &Device, engines: SdmaEngines) -> Result<(), Errno> {
+/// Where an SDMA queue runs: its engine (PCIe engines first, then XGMI ones, as
+/// `sdma_engine_id` counts them) and its queue on that engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SdmaSlot {
+    engines: SdmaEngines,
+    /// `sdma_id`: the bit of the device's bitmap.
+    id: u32,
+    engine: u32,
+    queue: u32,
+}
+
+/// The doorbell of SDMA queue `queue` on `engine`: fixed per engine (`allocate_doorbell`:
+/// the engine's doorbell, the queue's pair index, odd queues in the +512 mirror). The per-engine
+/// bases are Vega20's layout (`AMDGPU_VEGA20_DOORBELL_sDMA_ENGINE0` = 0x100, engines 0xA
+/// apart), used for GC 9.4.2 and, as far as read, 9.4.3; unconfirmed on hardware. They lie in
+/// the reserved range compute queues never get.
+fn sdma_doorbell_index(engine: u32, queue: u32) -> u32 {
+    const SDMA_ENGINE0_DOORBELL: u32 = 0x100;
+    const SDMA_ENGINE_DOORBELL_STRIDE: u32 = 0xA;
+    const MIRROR_OFFSET: u32 = 512;
+    SDMA_ENGINE0_DOORBELL
+        + engine * SDMA_ENGINE_DOORBELL_STRIDE
+        + (queue >> 1)
+        + (queue & 1) * MIRROR_OFFSET
+}
+
+/// Take a queue slot on the device's `engines` (`allocate_sdma_queue`): the lowest free
+/// `sdma_id` (engine = id % engines, queue = id / engines), or one on `only_engine` for
+/// SDMA_BY_ENG_ID; ENOMEM when every queue of every such engine is in use.
+fn claim_sdma_slot(
+    device: &Device,
+    engines: SdmaEngines,
+    only_engine: Option<u32>,
+) -> Result<SdmaSlot, Errno> {
     let mut slots = device.sdma.lock();
-    let (used, engine_count) = match engines {
-        SdmaEngines::Pcie => (&mut slots.pcie_used, device.config.sdma_engines),
-        SdmaEngines::Xgmi => (&mut slots.xgmi_used, device.config.sdma_xgmi_engines),
+    let pcie = device.config.sdma_engines;
+    let (used, engine_count, first_engine) = match engines {
+        SdmaEngines::Pcie => (&mut slots.pcie_used, pcie, 0),
+        SdmaEngines::Xgmi => (&mut slots.xgmi_used, device.config.sdma_xgmi_engines, pcie),
     };
-    if *used >= engine_count * device.config.sdma_queues_per_engine {
-        return Err(Errno::ENOMEM);
-    }
-    *used += 1;
-    Ok(())
+    let total = (engine_count * device.config.sdma_queues_per_engine).min(128);
+    let id = (0..total)
+        .filter(|&id| only_engine.is_none_or(|e| first_engine + id % engine_count == e))
+        .find(|&id| *used & (1u128 << id) == 0)
+        .ok_or(Errno::ENOMEM)?;
+    *used |= 1u128 << id;
+    Ok(SdmaSlot {
+        engines,
+        id,
+        engine: first_engine + id % engine_count,
+        queue: id / engine_count,
+    })
 }
 
 /// Give a slot taken by [`claim_sdma_slot`] back.
-fn release_sdma_slot(device: &Device, engines: SdmaEngines) {
+fn release_sdma_slot(device: &Device, slot: SdmaSlot) {
     let mut slots = device.sdma.lock();
-    let used = match engines {
+    let used = match slot.engines {
         SdmaEngines::Pcie => &mut slots.pcie_used,
         SdmaEngines::Xgmi => &mut slots.xgmi_used,
     };
-    *used = used.saturating_sub(1);
+    *used &= !(1u128 << slot.id);
 }
 
 /// One queue.
@@ -97,6 +139,8 @@ pub(crate) struct Queue {
     pub percentage: u32,
     pub priority: u32,
     pub doorbell_index: u32,
+    /// The SDMA engine and queue an SDMA queue holds.
+    sdma: Option<SdmaSlot>,
     /// BO mappings the queue holds (`kfd_queue_acquire_buffers`): they cannot be unmapped.
     buffers: Vec<BoKey>,
     runner: Option<Arc<QueueRunner>>,
@@ -124,8 +168,12 @@ impl Queue {
         }
     }
 
-    /// The processor, to stop it (process teardown).
-    pub(crate) fn into_runner(self) -> Option<Arc<QueueRunner>> {
+    /// The processor, to stop it (process teardown); an SDMA queue's engine slot goes back
+    /// to `devices[queue.device]` first.
+    pub(crate) fn into_runner(self, devices: &[Arc<Device>]) -> Option<Arc<QueueRunner>> {
+        if let (Some(slot), Some(device)) = (self.sdma, devices.get(self.device)) {
+            release_sdma_slot(device, slot);
+        }
         self.runner
     }
 }
@@ -249,19 +297,17 @@ impl Process {
         let queue_id = lowest_free(&state.queues, 0)
             .filter(|&id| id < MAX_QUEUES_PER_PROCESS)
             .ok_or(Errno::ENOMEM)?;
-        let sdma = kind.sdma_engines();
-        if let Some(engines) = sdma {
-            claim_sdma_slot(&device, engines)?;
-        }
-        let pdd = &mut state.pdds[index];
-        let doorbell_index = match allocate_index(&mut pdd.doorbell_bitmap) {
-            Ok(i) => i,
-            Err(e) => {
-                if let Some(engines) = sdma {
-                    release_sdma_slot(&device, engines);
-                }
-                return Err(e);
+        let sdma = match kind.sdma_engines(args.sdma_engine_id, device.config.sdma_engines) {
+            Some(engines) => {
+                let only = (kind == QueueKind::SdmaByEngine).then_some(args.sdma_engine_id);
+                Some(claim_sdma_slot(&device, engines, only)?)
             }
+            None => None,
+        };
+        let pdd = &mut state.pdds[index];
+        let doorbell_index = match sdma {
+            Some(slot) => sdma_doorbell_index(slot.engine, slot.queue),
+            None => allocate_index(&mut pdd.doorbell_bitmap)?,
         };
         let evicted = pdd.evicted;
         let mut queue = Queue {
@@ -272,6 +318,7 @@ impl Process {
             percentage: args.queue_percentage & 0xFF,
             priority: args.queue_priority,
             doorbell_index,
+            sdma,
             buffers,
             runner: None,
             cu_mask: Vec::new(),
@@ -279,7 +326,14 @@ impl Process {
             cwsr_area_size: args.ctx_save_restore_size,
             destroying: false,
         };
-        if kind == QueueKind::ComputeAql {
+        let engine = match kind {
+            QueueKind::ComputeAql => Some(&self.shared.engine),
+            QueueKind::Sdma | QueueKind::SdmaXgmi | QueueKind::SdmaByEngine => {
+                Some(&self.shared.sdma_engine)
+            }
+            QueueKind::ComputePm4 => None,
+        };
+        if let Some(engine) = engine {
             let spec = QueueSpec {
                 queue_id,
                 gpu_id: device.gpu_id,
@@ -297,7 +351,7 @@ impl Process {
                 shader: device.config.shader.clone(),
             };
             // Starting a processor does not wait for it, so it may happen under the lock.
-            let runner = Arc::new(QueueRunner::new(self.shared.engine.start(spec)));
+            let runner = Arc::new(QueueRunner::new(engine.start(spec)));
             slice.attach(doorbell_index, runner.clone());
             queue.runner = Some(runner);
         }
@@ -339,12 +393,12 @@ impl Process {
         };
         let pdd = &mut state.pdds[queue.device];
         pdd.queue_count = pdd.queue_count.saturating_sub(1);
-        release_index(&mut pdd.doorbell_bitmap, queue.doorbell_index);
         if let Some(slice) = &pdd.doorbells {
             slice.detach(queue.doorbell_index);
         }
-        if let Some(engines) = queue.kind.sdma_engines() {
-            release_sdma_slot(&pdd.device, engines);
+        match queue.sdma {
+            Some(slot) => release_sdma_slot(&pdd.device, slot),
+            None => release_index(&mut pdd.doorbell_bitmap, queue.doorbell_index),
         }
         for key in &queue.buffers {
             adjust_queue_refs(&mut state.pdds, queue.device, *key, -1);
