@@ -34,7 +34,8 @@ fn main() {
     }
 }
 
-/// The names of `extern "C" fn hsa_*` definitions in the files under `dir`.
+/// The names of `extern "C" fn hsa_*` definitions in the files under `dir`, and of the
+/// `hsa_name => ...` entries of the macro tables that define families of them.
 fn collect(dir: &Path, names: &mut Vec<String>) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
@@ -48,6 +49,13 @@ fn collect(dir: &Path, names: &mut Vec<String>) {
         {
             for line in text.lines() {
                 let line = line.trim_start();
+                // An entry of a macro table that defines exports: `hsa_name => ...`.
+                if line.starts_with("hsa_")
+                    && let Some((name, _)) = line.split_once(" =>")
+                {
+                    names.push(name.to_owned());
+                    continue;
+                }
                 if !line.starts_with("pub ") {
                     continue;
                 }

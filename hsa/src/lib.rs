@@ -10,21 +10,27 @@
 //! - `runtime`: `hsa_init` / `hsa_shut_down`, reference counted;
 //! - `model`: the agents, pools and ISAs the info functions answer from;
 //! - `system`, `agent`, `isa`, `pool`, `extension`: the info functions;
+//! - `signal`, `queue`, `memory`, `executable`: the objects a program makes;
 //! - `status`, `error`, `value`: statuses, the crate's error, attribute values.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod agent;
 pub mod error;
+pub mod executable;
 pub mod exports;
 pub mod extension;
 pub mod isa;
+pub mod memory;
 pub mod model;
 pub mod objects;
 pub mod pool;
+pub mod queue;
 pub mod runtime;
+pub mod signal;
 pub mod status;
 pub mod system;
+mod table;
 pub mod value;
 
 pub use status::Status;

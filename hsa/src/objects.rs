@@ -1,17 +1,32 @@
-//! What a program creates through the API and the runtime keeps until it is destroyed or the
+//! What a program creates through the API, kept by the runtime until it is destroyed or the
 //! runtime shuts down.
 
-use std::sync::{Mutex, PoisonError};
+use crate::executable::Executables;
+use crate::memory::Allocations;
+use crate::queue::HsaQueue;
+use crate::signal::Signals;
+use crate::table::Table;
 
 /// The tables of live objects.
 #[derive(Debug, Default)]
 pub struct Objects {
-    closed: Mutex<bool>,
+    /// Signals and doorbells.
+    pub signals: Signals,
+    /// Queues by `hsa_queue_t` address.
+    pub queues: Table<HsaQueue>,
+    /// Memory the program allocated or locked.
+    pub memory: Allocations,
+    /// Code-object readers, executables and symbols.
+    pub executables: Executables,
 }
 
 impl Objects {
-    /// Drop everything (the last `hsa_shut_down`).
+    /// Drop everything (the last `hsa_shut_down`): queues first, then what they used.
     pub fn close(&self) {
-        *self.closed.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        drop(self.queues.drain());
+        drop(self.signals.doorbells.drain());
+        drop(self.signals.signals.drain());
+        self.executables.close();
+        self.memory.close();
     }
 }
