@@ -43,7 +43,7 @@ pub mod signal;
 
 pub use agent::{CpuAgent, GpuAgent, MemoryLocation, MemoryPool, QueueLimits};
 pub use buffer::Buffer;
-pub use device::Device;
+pub use device::{Device, MemoryFault};
 pub use error::{Error, ErrorKind, Result};
 pub use executable::{Executable, Function, Kernel, LoadOptions, Variable};
 pub use kernarg::{Arg, Geometry};

@@ -12,7 +12,11 @@ use crate::value::{Value, answer};
 pub type HandleCallback = Option<unsafe extern "C" fn(u64, *mut c_void) -> Status>;
 
 /// Call `callback` with each handle until it returns something other than success.
-pub fn iterate(
+///
+/// # Safety
+///
+/// `callback` is null or a function that may be called with each handle and `data`.
+pub unsafe fn iterate(
     handles: impl IntoIterator<Item = u64>,
     callback: HandleCallback,
     data: *mut c_void,
@@ -99,6 +103,10 @@ const QUEUES_MAX: u32 = 128;
 const ROUND_NEAR: u32 = 2;
 
 /// The value of one agent attribute.
+#[allow(
+    clippy::match_same_arms,
+    reason = "one attribute per arm, as the header lists them"
+)]
 pub fn agent_info(machine: &Machine, agent: &Agent, attribute: u32) -> Result<Value> {
     use attr as a;
     let gpu = agent.kind == AgentKind::Gpu;
@@ -223,11 +231,14 @@ fn agent_index(machine: &Machine, agent: &Agent) -> usize {
 pub unsafe extern "C" fn hsa_iterate_agents(callback: HandleCallback, data: *mut c_void) -> Status {
     entry("hsa_iterate_agents", || {
         let runtime = runtime()?;
-        iterate(
-            (0..runtime.machine.agents.len()).map(handle_of),
-            callback,
-            data,
-        )
+        // SAFETY: the exported function's contract.
+        unsafe {
+            iterate(
+                (0..runtime.machine.agents.len()).map(handle_of),
+                callback,
+                data,
+            )
+        }
     })
 }
 
@@ -271,7 +282,8 @@ pub unsafe extern "C" fn hsa_agent_iterate_isas(
             .machine
             .agent(agent)
             .ok_or_else(|| Error::new(Status::INVALID_AGENT, "unknown agent"))?;
-        iterate(agent.isa.map(handle_of), callback, data)
+        // SAFETY: the exported function's contract.
+        unsafe { iterate(agent.isa.map(handle_of), callback, data) }
     })
 }
 
@@ -292,7 +304,8 @@ pub unsafe extern "C" fn hsa_agent_iterate_regions(
             .machine
             .agent(agent)
             .ok_or_else(|| Error::new(Status::INVALID_AGENT, "unknown agent"))?;
-        iterate(agent.regions.iter().copied().map(handle_of), callback, data)
+        // SAFETY: the exported function's contract.
+        unsafe { iterate(agent.regions.iter().copied().map(handle_of), callback, data) }
     })
 }
 
@@ -313,6 +326,7 @@ pub unsafe extern "C" fn hsa_amd_agent_iterate_memory_pools(
             .machine
             .agent(agent)
             .ok_or_else(|| Error::new(Status::INVALID_AGENT, "unknown agent"))?;
-        iterate(agent.pools.iter().copied().map(handle_of), callback, data)
+        // SAFETY: the exported function's contract.
+        unsafe { iterate(agent.pools.iter().copied().map(handle_of), callback, data) }
     })
 }

@@ -143,7 +143,7 @@ pub unsafe extern "C" fn hsa_code_object_reader_create_from_file(
     entry("hsa_code_object_reader_create_from_file", || {
         runtime()?;
         let mut bytes = Vec::new();
-        let mut chunk = [0u8; 65536];
+        let mut chunk = vec![0u8; 65536];
         let mut offset = 0i64;
         loop {
             // SAFETY: `chunk` is valid for its length; pread does not move the file offset.
@@ -273,7 +273,10 @@ fn load(runtime: &Runtime, handle: u64, agent: u64, bytes: &[u8]) -> Result<()> 
         .ok_or_else(|| Error::new(Status::INVALID_AGENT, "code objects load on GPU agents"))?;
     let mut exec = exec.lock().unwrap_or_else(PoisonError::into_inner);
     if exec.frozen {
-        return Err(Error::new(Status::FROZEN_EXECUTABLE, "the executable is frozen"));
+        return Err(Error::new(
+            Status::FROZEN_EXECUTABLE,
+            "the executable is frozen",
+        ));
     }
     let loaded = runtime
         .device
@@ -675,6 +678,10 @@ mod attr {
 }
 
 /// The value of one symbol attribute.
+#[allow(
+    clippy::match_same_arms,
+    reason = "one attribute per arm, as the header lists them"
+)]
 pub fn symbol_info(symbol: &Symbol, attribute: u32) -> Result<Value> {
     use attr as a;
     let wrong = || Error::invalid_argument(format!("attribute {attribute} of {:?}", symbol.name));

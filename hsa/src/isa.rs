@@ -177,7 +177,8 @@ pub unsafe extern "C" fn hsa_isa_iterate_wavefronts(
             .machine
             .isa(isa)
             .ok_or_else(|| Error::new(Status::INVALID_ISA, "unknown ISA"))?;
-        iterate([isa], callback, data)
+        // SAFETY: the exported function's contract.
+        unsafe { iterate([isa], callback, data) }
     })
 }
 

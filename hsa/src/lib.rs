@@ -16,6 +16,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod agent;
+pub mod async_handlers;
 pub mod error;
 pub mod executable;
 pub mod exports;
@@ -25,11 +26,13 @@ pub mod memory;
 pub mod model;
 pub mod objects;
 pub mod pool;
+pub mod profiling;
 pub mod queue;
 pub mod runtime;
 pub mod signal;
 pub mod status;
 pub mod system;
+pub mod system_events;
 mod table;
 pub mod value;
 

@@ -32,7 +32,9 @@ pub struct Allocations {
 
 impl Allocations {
     fn lock(&self) -> MutexGuard<'_, BTreeMap<u64, Allocation>> {
-        self.by_address.lock().unwrap_or_else(PoisonError::into_inner)
+        self.by_address
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The allocation containing `address`, with the offset into it.
@@ -56,14 +58,20 @@ fn allocate(runtime: &Runtime, pool: u64, size: usize) -> Result<u64> {
         .filter(|&i| i < machine.pools.len())
         .ok_or_else(|| Error::invalid_argument("unknown memory pool"))?;
     let info = &machine.pools[index];
-    let location = info
-        .location
-        .ok_or_else(|| Error::new(Status::INVALID_ALLOCATION, "group memory is not allocatable"))?;
+    let location = info.location.ok_or_else(|| {
+        Error::new(
+            Status::INVALID_ALLOCATION,
+            "group memory is not allocatable",
+        )
+    })?;
     if size == 0 {
         return Err(Error::invalid_argument("an allocation of 0 bytes"));
     }
     if size as u64 > info.size {
-        return Err(Error::new(Status::INVALID_ALLOCATION, "larger than the pool"));
+        return Err(Error::new(
+            Status::INVALID_ALLOCATION,
+            "larger than the pool",
+        ));
     }
     // System memory is mapped on every GPU; a GPU's own memory on that GPU.
     let owner = &machine.agents[info.owner];
@@ -77,11 +85,13 @@ fn allocate(runtime: &Runtime, pool: u64, size: usize) -> Result<u64> {
     };
     let buffer = runtime.device.alloc(&gpu, location, size)?;
     let address = buffer.gpu_address();
-    runtime
-        .objects
-        .memory
-        .lock()
-        .insert(address, Allocation { buffer, pool: index });
+    runtime.objects.memory.lock().insert(
+        address,
+        Allocation {
+            buffer,
+            pool: index,
+        },
+    );
     Ok(address)
 }
 
@@ -216,9 +226,10 @@ fn place(runtime: &Runtime, address: u64) -> Place {
 fn host_address(place: &Place) -> Result<Option<*mut u8>> {
     Ok(match place {
         Place::Host(p) => Some(*p),
-        // SAFETY: the address is used only for this copy, while the allocation is held.
-        Place::Buffer(buffer, offset) => unsafe { buffer.host_ptr() }?
-            .map(|p| p.as_ptr().wrapping_add(*offset)),
+        Place::Buffer(buffer, offset) => {
+            // SAFETY: the address is used only for this copy, while the allocation is held.
+            unsafe { buffer.host_ptr() }?.map(|p| p.as_ptr().wrapping_add(*offset))
+        }
     })
 }
 
@@ -240,13 +251,14 @@ unsafe fn copy(runtime: &Runtime, dst: u64, src: u64, size: usize) -> Result<()>
             return Err(Error::invalid_argument("the copy runs past the allocation"));
         }
     }
-    match (host_address(&to)?, host_address(&from)?) {
-        (Some(d), Some(s)) => {
+    if let (Some(d), Some(s)) = (host_address(&to)?, host_address(&from)?) {
+        {
             // SAFETY: both ranges are valid for `size` bytes (checked for allocations, the
             // caller's contract for host memory); `copy` allows overlap.
             unsafe { std::ptr::copy(s, d, size) };
         }
-        _ => {
+    } else {
+        {
             // Memory the CPU does not map: through the safe API's reads and writes.
             let mut bytes = vec![0u8; size];
             match &from {
@@ -259,7 +271,9 @@ unsafe fn copy(runtime: &Runtime, dst: u64, src: u64, size: usize) -> Result<()>
             match &to {
                 Place::Buffer(buffer, offset) => buffer.write(*offset, &bytes)?,
                 // SAFETY: as above.
-                Place::Host(p) => unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), *p, size) },
+                Place::Host(p) => unsafe {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), *p, size);
+                },
             }
         }
     }
@@ -272,7 +286,11 @@ unsafe fn copy(runtime: &Runtime, dst: u64, src: u64, size: usize) -> Result<()>
 ///
 /// As ROCr's: `dst` and `src` are valid for `size` bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> Status {
+pub unsafe extern "C" fn hsa_memory_copy(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+) -> Status {
     entry("hsa_memory_copy", || {
         let runtime = runtime()?;
         if dst.is_null() || src.is_null() {
@@ -350,7 +368,10 @@ pub extern "C" fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize
                 for i in 0..count {
                     // SAFETY: inside the allocation (checked) or the program's host memory of
                     // `count` words (ROCr's contract); 4-byte aligned.
-                    unsafe { p.cast::<u32>().add(i).write_volatile(value) };
+                    #[allow(clippy::cast_ptr_alignment, reason = "checked 4-byte aligned above")]
+                    unsafe {
+                        p.cast::<u32>().add(i).write_volatile(value);
+                    }
                 }
             }
             (None, Place::Buffer(buffer, offset)) => {
@@ -436,22 +457,22 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
         let n = caller_size.min(std::mem::size_of::<PointerInfo>());
         // SAFETY: the caller's struct has `caller_size` bytes; we write at most that many.
         unsafe {
-            std::ptr::copy_nonoverlapping(
-                (&raw const out).cast::<u8>(),
-                info.cast::<u8>(),
-                n,
-            );
+            std::ptr::copy_nonoverlapping((&raw const out).cast::<u8>(), info.cast::<u8>(), n);
         }
         if !num_agents_accessible.is_null() {
             // SAFETY: valid for one write by the caller's contract.
             unsafe { num_agents_accessible.write(reach.len() as u32) };
         }
         if !accessible.is_null() {
-            let alloc = alloc.ok_or_else(|| Error::invalid_argument("no allocator for the list"))?;
+            let alloc =
+                alloc.ok_or_else(|| Error::invalid_argument("no allocator for the list"))?;
             // SAFETY: the caller's allocator, asked for the list's bytes.
             let list = unsafe { alloc(reach.len() * 8) }.cast::<u64>();
             if list.is_null() && !reach.is_empty() {
-                return Err(Error::new(Status::OUT_OF_RESOURCES, "the allocator returned null"));
+                return Err(Error::new(
+                    Status::OUT_OF_RESOURCES,
+                    "the allocator returned null",
+                ));
             }
             // SAFETY: `list` holds `reach.len()` handles (just allocated).
             unsafe {

@@ -222,15 +222,14 @@ impl Machine {
     fn push_gpu(&mut self, gpu: &GpuAgent, node: &Node, _topology: &Topology, system: &[usize]) {
         let props = &node.properties;
         let isa_name = format!("amdgcn-amd-amdhsa--{}", gpu.target_id);
-        let isa = match self.isas.iter().position(|i| i.name == isa_name) {
-            Some(i) => i,
-            None => {
-                self.isas.push(Isa {
-                    name: isa_name,
-                    wavefront_size: gpu.wavefront_size,
-                });
-                self.isas.len() - 1
-            }
+        let isa = if let Some(i) = self.isas.iter().position(|i| i.name == isa_name) {
+            i
+        } else {
+            self.isas.push(Isa {
+                name: isa_name,
+                wavefront_size: gpu.wavefront_size,
+            });
+            self.isas.len() - 1
         };
         let index = self.agents.len();
         let simds_per_cu = gpu.simds.checked_div(gpu.compute_units).unwrap_or(0);

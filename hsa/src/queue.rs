@@ -71,11 +71,11 @@ pub unsafe extern "C" fn hsa_queue_create(
                 "a CPU agent runs no AQL queue",
             ));
         };
-        if !size.is_power_of_two()
-            || size < gpu.queues.min_packets
-            || size > gpu.queues.max_packets
+        if !size.is_power_of_two() || size < gpu.queues.min_packets || size > gpu.queues.max_packets
         {
-            return Err(Error::invalid_argument(format!("a queue of {size} packets")));
+            return Err(Error::invalid_argument(format!(
+                "a queue of {size} packets"
+            )));
         }
         let made = runtime.device.create_queue(
             gpu,
@@ -105,6 +105,11 @@ pub unsafe extern "C" fn hsa_queue_create(
                 callback: (callback, data as usize),
             },
         );
+        // Faults on this GPU now reach the queue's callback (or end the process, as ROCr's).
+        runtime
+            .objects
+            .events
+            .start(&runtime.device, &runtime.machine);
         // SAFETY: non-null, valid for one write by the caller's contract.
         unsafe { queue.write(address as *mut c_void) };
         Ok(Status::SUCCESS)
@@ -123,7 +128,10 @@ pub extern "C" fn hsa_soft_queue_create(
 ) -> Status {
     entry("hsa_soft_queue_create", || {
         runtime()?;
-        Err(Error::new(Status::INVALID_QUEUE_CREATION, "soft queues are not offered"))
+        Err(Error::new(
+            Status::INVALID_QUEUE_CREATION,
+            "soft queues are not offered",
+        ))
     })
 }
 
@@ -162,9 +170,15 @@ pub extern "C" fn hsa_queue_inactivate(queue: *mut c_void) -> Status {
 ///
 /// `queue` is the `hsa_queue_t` pointer of a live queue (an `amd_queue_t`, 64-byte aligned).
 unsafe fn index_at<'a>(queue: *mut c_void, offset: usize) -> &'a AtomicU64 {
+    #[allow(
+        clippy::cast_ptr_alignment,
+        reason = "amd_queue_t is 64-byte aligned, the field 8"
+    )]
     // SAFETY: the field is a naturally aligned u64 inside the live descriptor, which the CP
     // and producers access only atomically.
-    unsafe { AtomicU64::from_ptr(queue.cast::<u8>().add(offset).cast::<u64>()) }
+    unsafe {
+        AtomicU64::from_ptr(queue.cast::<u8>().add(offset).cast::<u64>())
+    }
 }
 
 macro_rules! index_loads {

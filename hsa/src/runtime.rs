@@ -80,19 +80,31 @@ pub extern "C" fn hsa_shut_down() -> Status {
     entry("hsa_shut_down", || {
         // The teardown happens under the lock: an `hsa_init` racing with the last shut down
         // opens a fresh device only after the old one is gone.
-        let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
-        if state.count == 0 {
-            return Err(Error::new(
-                Status::NOT_INITIALIZED,
-                "hsa_shut_down without hsa_init",
-            ));
-        }
-        state.count -= 1;
-        if state.count == 0
-            && let Some(runtime) = state.runtime.take()
-        {
-            runtime.objects.close();
-            runtime.device.shutdown()?;
+        let threads = {
+            let mut state = STATE.lock().unwrap_or_else(PoisonError::into_inner);
+            if state.count == 0 {
+                return Err(Error::new(
+                    Status::NOT_INITIALIZED,
+                    "hsa_shut_down without hsa_init",
+                ));
+            }
+            state.count -= 1;
+            let last = state.count == 0;
+            match state.runtime.take_if(|_| last) {
+                Some(runtime) => {
+                    let threads = runtime.objects.close();
+                    runtime.device.shutdown()?;
+                    threads
+                }
+                None => Vec::new(),
+            }
+        };
+        // The runtime's threads may be inside a program's callback that calls the API (and so
+        // takes the lock): they are joined after it is released. None outlives this call.
+        for thread in threads {
+            if !thread.join() {
+                tracing::warn!("a runtime thread panicked");
+            }
         }
         Ok(Status::SUCCESS)
     })

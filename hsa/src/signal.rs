@@ -77,11 +77,12 @@ pub unsafe extern "C" fn hsa_amd_signal_create(
     signal: *mut u64,
 ) -> Status {
     entry("hsa_amd_signal_create", || {
+        /// `HSA_AMD_SIGNAL_IPC`.
+        const IPC: u64 = 2;
         let runtime = runtime()?;
         if signal.is_null() {
             return Err(Error::invalid_argument("null signal"));
         }
-        const IPC: u64 = 2;
         if attributes & IPC != 0 {
             return Err(Error::invalid_argument("IPC signals are not supported"));
         }
@@ -132,10 +133,14 @@ pub unsafe extern "C" fn hsa_amd_signal_value_pointer(
 
 /// Run `f` on the live signal of `handle`; 0 (and a log line) where there is none: the
 /// value-returning signal functions have no status to report it with.
-fn on_signal(name: &'static str, handle: u64, f: impl FnOnce(&Signal) -> aqueduct::Result<i64>) -> i64 {
-    let outcome = runtime().and_then(|runtime| signal(&runtime, handle)).and_then(|s| {
-        f(&s).map_err(Error::from)
-    });
+fn on_signal(
+    name: &'static str,
+    handle: u64,
+    f: impl FnOnce(&Signal) -> aqueduct::Result<i64>,
+) -> i64 {
+    let outcome = runtime()
+        .and_then(|runtime| signal(&runtime, handle))
+        .and_then(|s| f(&s).map_err(Error::from));
     outcome.unwrap_or_else(|error| {
         tracing::debug!(function = name, %error, "signal operation failed");
         0

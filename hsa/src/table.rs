@@ -64,6 +64,11 @@ impl<T> Table<T> {
         self.lock().iter().find_map(|(&h, t)| f(h, t))
     }
 
+    /// What `f` picks from each object.
+    pub fn collect<R>(&self, mut f: impl FnMut(u64, &T) -> Option<R>) -> Vec<R> {
+        self.lock().iter().filter_map(|(&h, t)| f(h, t)).collect()
+    }
+
     /// Every handle with its object, removed.
     pub fn drain(&self) -> Vec<(u64, T)> {
         self.lock().drain().collect()

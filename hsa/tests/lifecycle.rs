@@ -36,10 +36,9 @@ fn init_and_shut_down_are_counted_thread_safe_and_calls_after_the_last_fail_clea
         assert_eq!(agents().0, Status::NOT_INITIALIZED);
         let mut text = std::ptr::null();
         // SAFETY: `text` is a valid out pointer.
-        assert_eq!(
-            unsafe { hsa_status_string(Status::NOT_INITIALIZED, &raw mut text) },
-            Status::SUCCESS
-        );
+        let status = unsafe { hsa_status_string(Status::NOT_INITIALIZED, &raw mut text) };
+        assert_eq!(status, Status::SUCCESS);
+        assert!(!text.is_null());
 
         // 16 threads, each initialising and shutting down again and again, with one
         // reference held throughout by the main thread in the first half.

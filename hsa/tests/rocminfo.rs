@@ -23,30 +23,30 @@ enum Side {
     Ours,
 }
 
-/// The lines only `a` or only `b` has, by a longest common subsequence.
-fn difference(a: &[&str], b: &[&str]) -> Vec<(Side, String)> {
-    let (n, m) = (a.len(), b.len());
-    let mut lcs = vec![vec![0usize; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
+/// The lines only ROCr's or only our output has, by a longest common subsequence.
+fn difference(rocr: &[&str], ours: &[&str]) -> Vec<(Side, String)> {
+    let (rows, cols) = (rocr.len(), ours.len());
+    let mut lcs = vec![vec![0usize; cols + 1]; rows + 1];
+    for row in (0..rows).rev() {
+        for col in (0..cols).rev() {
+            lcs[row][col] = if rocr[row] == ours[col] {
+                lcs[row + 1][col + 1] + 1
             } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
+                lcs[row + 1][col].max(lcs[row][col + 1])
             };
         }
     }
-    let (mut i, mut j, mut out) = (0, 0, Vec::new());
-    while i < n || j < m {
-        if i < n && j < m && a[i] == b[j] {
-            i += 1;
-            j += 1;
-        } else if j == m || (i < n && lcs[i + 1][j] >= lcs[i][j + 1]) {
-            out.push((Side::Rocr, a[i].trim().to_owned()));
-            i += 1;
+    let (mut row, mut col, mut out) = (0, 0, Vec::new());
+    while row < rows || col < cols {
+        if row < rows && col < cols && rocr[row] == ours[col] {
+            row += 1;
+            col += 1;
+        } else if col == cols || (row < rows && lcs[row + 1][col] >= lcs[row][col + 1]) {
+            out.push((Side::Rocr, rocr[row].trim().to_owned()));
+            row += 1;
         } else {
-            out.push((Side::Ours, b[j].trim().to_owned()));
-            j += 1;
+            out.push((Side::Ours, ours[col].trim().to_owned()));
+            col += 1;
         }
     }
     out

@@ -9,7 +9,7 @@
 
 use std::mem::offset_of;
 
-use aql::queue::{AmdQueue, HsaQueue};
+use aql::queue::{AmdQueue, HsaQueue, QueueProperties};
 use zerocopy::IntoBytes;
 
 use crate::error::{Error, Result};
@@ -52,6 +52,22 @@ impl Queue {
                     .map_err(|e| Error::driver(|| "the queue's hsa_queue_t".to_owned(), e))?;
             }
             Ok(())
+        })
+    }
+
+    /// Turn the CP's profiling timestamps for this queue's completion signals on or off
+    /// (`AMD_QUEUE_PROPERTIES_ENABLE_PROFILING`; takes effect for packets processed after it).
+    pub fn set_profiling(&self, enabled: bool) -> Result<()> {
+        self.owned.with_fast(|state| {
+            let page = state.queue.queue_memory().pointer_page();
+            let offset = offset_of!(AmdQueue, queue_properties) as u64;
+            let what = || "the queue's properties".to_owned();
+            let mut word = [0u8; 4];
+            page.read(offset, &mut word).map_err(|e| Error::driver(what, e))?;
+            let mut properties = QueueProperties::from_bits_retain(u32::from_ne_bytes(word));
+            properties.set(QueueProperties::ENABLE_PROFILING, enabled);
+            page.write(offset, &properties.bits().to_ne_bytes())
+                .map_err(|e| Error::driver(what, e))
         })
     }
 
