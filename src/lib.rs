@@ -31,6 +31,7 @@ pub use kfd;
 pub mod agent;
 pub mod backend;
 mod buffer;
+mod host_memory;
 pub mod code_object_source;
 mod device;
 mod error;

@@ -20,8 +20,8 @@ use crate::status::Status;
 pub struct Allocation {
     /// aqueduct's buffer.
     pub buffer: Buffer,
-    /// The pool (index).
-    pub pool: usize,
+    /// The pool (index); `None` for the program's memory locked with `hsa_amd_memory_lock`.
+    pub pool: Option<usize>,
 }
 
 /// The program's allocations by start address.
@@ -89,7 +89,7 @@ fn allocate(runtime: &Runtime, pool: u64, size: usize) -> Result<u64> {
         address,
         Allocation {
             buffer,
-            pool: index,
+            pool: Some(index),
         },
     );
     Ok(address)
@@ -437,8 +437,9 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
             agent_owner: 0,
         };
         let mut reach: Vec<u64> = Vec::new();
-        if let Some((allocation, offset)) = runtime.objects.memory.containing(ptr as u64) {
-            let pool = &runtime.machine.pools[allocation.pool];
+        if let Some((allocation, offset)) = runtime.objects.memory.containing(ptr as u64)
+            && let Some(pool) = allocation.pool.map(|p| &runtime.machine.pools[p])
+        {
             let base = (ptr as u64 - offset as u64) as *mut c_void;
             out.kind = 1;
             out.agent_base_address = base;
@@ -480,6 +481,119 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
                 accessible.write(list);
             }
         }
+        Ok(Status::SUCCESS)
+    })
+}
+
+/// Lock `size` bytes of the program's memory at `host_ptr` for the GPUs among `agents` (all
+/// GPUs when there are none): the GPUs reach it at its own address.
+///
+/// # Safety
+///
+/// `agents` is null or points to `num_agents` handles; the memory stays mapped until unlocked.
+unsafe fn lock(
+    host_ptr: *mut c_void,
+    size: usize,
+    agents: *const u64,
+    num_agents: i32,
+    agent_ptr: *mut *mut c_void,
+) -> Result<Status> {
+    let runtime = runtime()?;
+    let Some(address) = std::ptr::NonNull::new(host_ptr.cast::<u8>()) else {
+        return Err(Error::invalid_argument("a null host pointer"));
+    };
+    if size == 0 || agent_ptr.is_null() {
+        return Err(Error::invalid_argument("0 bytes or a null agent pointer"));
+    }
+    let handles: Vec<u64> = if agents.is_null() || num_agents <= 0 {
+        Vec::new()
+    } else {
+        // SAFETY: `num_agents` handles by the caller's contract.
+        unsafe { std::slice::from_raw_parts(agents, num_agents as usize) }.to_vec()
+    };
+    let mut gpus: Vec<&GpuAgent> = Vec::new();
+    for handle in &handles {
+        let agent = runtime
+            .machine
+            .agent(*handle)
+            .ok_or_else(|| Error::new(Status::INVALID_AGENT, "unknown agent"))?;
+        gpus.extend(agent.gpu.as_ref());
+    }
+    if gpus.is_empty() {
+        gpus = runtime
+            .machine
+            .agents
+            .iter()
+            .filter_map(|a| a.gpu.as_ref())
+            .collect();
+    }
+    // SAFETY: the program keeps the memory mapped until it unlocks it (HSA's contract).
+    let buffer = unsafe { runtime.device.register_host_memory(&gpus, address, size) }?;
+    runtime
+        .objects
+        .memory
+        .lock()
+        .insert(buffer.gpu_address(), Allocation { buffer, pool: None });
+    // SAFETY: non-null, valid for one write by the caller's contract.
+    unsafe { agent_ptr.write(host_ptr) };
+    Ok(Status::SUCCESS)
+}
+
+/// `hsa_amd_memory_lock`.
+///
+/// # Safety
+///
+/// As ROCr's: `agents` points to `num_agent` handles or is null; `agent_ptr` is valid for one
+/// write; the memory stays mapped until unlocked.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hsa_amd_memory_lock(
+    host_ptr: *mut c_void,
+    size: usize,
+    agents: *const u64,
+    num_agent: i32,
+    agent_ptr: *mut *mut c_void,
+) -> Status {
+    // SAFETY: the caller's contract.
+    entry("hsa_amd_memory_lock", || unsafe {
+        lock(host_ptr, size, agents, num_agent, agent_ptr)
+    })
+}
+
+/// `hsa_amd_memory_lock_to_pool`: the pool does not change where the pages are (they are the
+/// program's).
+///
+/// # Safety
+///
+/// As [`hsa_amd_memory_lock`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hsa_amd_memory_lock_to_pool(
+    host_ptr: *mut c_void,
+    size: usize,
+    agents: *const u64,
+    num_agent: i32,
+    _pool: u64,
+    _flags: u32,
+    agent_ptr: *mut *mut c_void,
+) -> Status {
+    // SAFETY: the caller's contract.
+    entry("hsa_amd_memory_lock_to_pool", || unsafe {
+        lock(host_ptr, size, agents, num_agent, agent_ptr)
+    })
+}
+
+/// `hsa_amd_memory_unlock`.
+#[unsafe(no_mangle)]
+pub extern "C" fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> Status {
+    entry("hsa_amd_memory_unlock", || {
+        let runtime = runtime()?;
+        let start = runtime
+            .objects
+            .memory
+            .containing(host_ptr as u64)
+            .filter(|(allocation, _)| allocation.pool.is_none())
+            .map(|(allocation, _)| allocation.buffer.gpu_address())
+            .ok_or_else(|| Error::invalid_argument(format!("{host_ptr:p} is not locked")))?;
+        runtime.objects.memory.lock().remove(&start);
         Ok(Status::SUCCESS)
     })
 }

@@ -360,6 +360,25 @@ int main(int argc, char **argv)
         sleep_ms(10);
     EXPECT(atomic_load(&handled) == 1, "the async handler ran %d times", atomic_load(&handled));
 
+    /* The program's own memory, locked, as the output: the GPU writes it in place. */
+    int32_t *own = aligned_alloc(4096, n * 4);
+    EXPECT(own != NULL, "aligned_alloc");
+    memset(own, 0xff, n * 4);
+    void *own_gpu = NULL;
+    CHECK(hsa_amd_memory_lock(own, n * 4, &gpu, 1, &own_gpu));
+    EXPECT(own_gpu == own, "locked memory at %p for %p", own_gpu, (void *)own);
+    explicit_args.c = own_gpu;
+    void *own_args = kernargs(&add, &explicit_args, 28, groups, workgroup);
+    hsa_signal_t into_own;
+    CHECK(hsa_signal_create(1, 0, NULL, &into_own));
+    dispatch(queue, &add, own_args, groups, workgroup, into_own);
+    EXPECT(wait_zero(into_own) == 0, "the dispatch into locked memory did not complete");
+    for (uint32_t i = 0; i < n; i++)
+        EXPECT(own[i] == (int32_t)((uint32_t)a[i] + (uint32_t)b[i]), "own[%u] = %d", i, own[i]);
+    CHECK(hsa_amd_memory_unlock(own));
+    CHECK(hsa_signal_destroy(into_own));
+    free(own);
+
     /* Device functions are indirect-function symbols, by iteration and by name. */
     hsa_executable_t indirect = load(dir, "indirect_call.co5");
     struct symbol_count count = {0};
