@@ -23,6 +23,7 @@ pub mod exports;
 pub mod extension;
 pub mod isa;
 pub mod memory;
+pub mod misc;
 pub mod model;
 pub mod objects;
 pub mod pool;
@@ -34,6 +35,7 @@ pub mod status;
 pub mod system;
 pub mod system_events;
 mod table;
+pub mod unsupported;
 pub mod value;
 
 pub use status::Status;

@@ -384,7 +384,7 @@ pub extern "C" fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize
 }
 
 /// `hsa_amd_pointer_info_t` (ROCr 5.2 layout: size, type, agent and host base addresses, size
-/// in bytes, user data, owning agent).
+/// in bytes, user data, owning agent, the pool's global flags).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct PointerInfo {
@@ -402,6 +402,8 @@ pub struct PointerInfo {
     pub user_data: *mut c_void,
     /// The agent that owns the memory.
     pub agent_owner: u64,
+    /// The `HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_*` of the pool it came from.
+    pub global_flags: u32,
 }
 
 /// `hsa_amd_pointer_info`: what the runtime knows of the allocation holding `ptr`; the list of
@@ -435,6 +437,7 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
             size_in_bytes: 0,
             user_data: std::ptr::null_mut(),
             agent_owner: 0,
+            global_flags: 0,
         };
         let mut reach: Vec<u64> = Vec::new();
         if let Some((allocation, offset)) = runtime.objects.memory.containing(ptr as u64)
@@ -446,6 +449,7 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
             out.host_base_address = base;
             out.size_in_bytes = allocation.buffer.len();
             out.agent_owner = handle_of(pool.owner);
+            out.global_flags = pool.global_flags();
             reach = runtime
                 .machine
                 .agents
