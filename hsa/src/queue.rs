@@ -52,7 +52,7 @@ pub unsafe extern "C" fn hsa_queue_create(
     queue_type: u32,
     callback: ErrorCallback,
     data: *mut c_void,
-    _private_segment_size: u32,
+    private_segment_size: u32,
     _group_segment_size: u32,
     queue: *mut *mut c_void,
 ) -> Status {
@@ -84,6 +84,12 @@ pub unsafe extern "C" fn hsa_queue_create(
                 ..QueueOptions::default()
             },
         )?;
+        // The program's hint of the scratch its kernels need per work-item (UINT32_MAX: no
+        // hint): provided now, since the program publishes packets itself and nothing grows
+        // scratch between its packets.
+        if private_segment_size != u32::MAX && private_segment_size > 0 {
+            made.reserve_scratch(private_segment_size)?;
+        }
         let doorbell = Box::new(AmdSignal {
             kind: SignalKind::DOORBELL.0,
             ..AmdSignal::default()

@@ -392,6 +392,44 @@ int main(int argc, char **argv)
     CHECK(hsa_executable_symbol_get_info(ic_add, HSA_EXECUTABLE_SYMBOL_INFO_TYPE, &kind));
     EXPECT(kind == HSA_SYMBOL_KIND_INDIRECT_FUNCTION, "ic_add is of kind %d", kind);
 
+    /* indirect_call calls through a table of function pointers with a dynamic stack: a queue
+     * created with a private-segment hint provides the scratch it needs. */
+    struct kernel call = find_kernel(indirect, "indirect_call.kd");
+    call.private_size = 16384;
+    hsa_queue_t *stack_queue;
+    CHECK(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, NULL, NULL, call.private_size,
+                           UINT32_MAX, &stack_queue));
+    const uint32_t calls = 256;
+    uint32_t *sel = allocate(fine_pool, calls * 4);
+    uint32_t *called = allocate(fine_pool, calls * 4);
+    for (uint32_t i = 0; i < calls; i++)
+        sel[i] = i * 7 + 1;
+    struct {
+        int32_t *a, *b;
+        uint32_t *sel, *out;
+        uint32_t n;
+    } call_args = {a, b, sel, called, calls};
+    void *call_kernargs = kernargs(&call, &call_args, 36, calls / 64, 64);
+    hsa_signal_t call_done;
+    CHECK(hsa_signal_create(1, 0, NULL, &call_done));
+    dispatch(stack_queue, &call, call_kernargs, calls / 64, 64, call_done);
+    EXPECT(wait_zero(call_done) == 0, "indirect_call did not complete");
+    for (uint32_t i = 0; i < calls; i++) {
+        uint32_t x = (uint32_t)a[i], y = (uint32_t)b[i], expected;
+        switch (sel[i] & 3) {
+        case 0: expected = x + y; break;
+        case 1: expected = x - y; break;
+        case 2: expected = x * y; break;
+        default: expected = x ^ y; break;
+        }
+        EXPECT(called[i] == expected, "indirect_call out[%u] = %u, expected %u", i, called[i],
+               expected);
+    }
+    CHECK(hsa_signal_destroy(call_done));
+    CHECK(hsa_queue_destroy(stack_queue));
+    CHECK(hsa_amd_memory_pool_free(sel));
+    CHECK(hsa_amd_memory_pool_free(called));
+
     /* A store to an unmapped address: the fault reaches the handler with its address, the
      * queue's callback hears of it, and the process goes on. */
     hsa_executable_t oob = load(dir, "oob_store.co5");
