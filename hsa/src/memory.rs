@@ -440,24 +440,30 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
             global_flags: 0,
         };
         let mut reach: Vec<u64> = Vec::new();
-        if let Some((allocation, offset)) = runtime.objects.memory.containing(ptr as u64)
-            && let Some(pool) = allocation.pool.map(|p| &runtime.machine.pools[p])
-        {
+        if let Some((allocation, offset)) = runtime.objects.memory.containing(ptr as u64) {
             let base = (ptr as u64 - offset as u64) as *mut c_void;
-            out.kind = 1;
             out.agent_base_address = base;
             out.host_base_address = base;
             out.size_in_bytes = allocation.buffer.len();
-            out.agent_owner = handle_of(pool.owner);
-            out.global_flags = pool.global_flags();
-            reach = runtime
-                .machine
-                .agents
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| pool.is_host() || *i == pool.owner)
-                .map(|(i, _)| handle_of(i))
-                .collect();
+            let machine = &runtime.machine;
+            match allocation.pool.map(|p| &machine.pools[p]) {
+                Some(pool) => {
+                    out.kind = 1;
+                    out.agent_owner = handle_of(pool.owner);
+                    out.global_flags = pool.global_flags();
+                    reach = (0..machine.agents.len())
+                        .filter(|&i| pool.is_host() || i == pool.owner)
+                        .map(handle_of)
+                        .collect();
+                }
+                // HSA_EXT_POINTER_TYPE_LOCKED: the program's memory, owned by the CPU, reached
+                // by every agent (aqueduct maps it on the GPUs the lock named).
+                None => {
+                    out.kind = 2;
+                    out.agent_owner = handle_of(0);
+                    reach = (0..machine.agents.len()).map(handle_of).collect();
+                }
+            }
         }
         let n = caller_size.min(std::mem::size_of::<PointerInfo>());
         // SAFETY: the caller's struct has `caller_size` bytes; we write at most that many.

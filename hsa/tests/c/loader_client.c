@@ -367,6 +367,17 @@ int main(int argc, char **argv)
     void *own_gpu = NULL;
     CHECK(hsa_amd_memory_lock(own, n * 4, &gpu, 1, &own_gpu));
     EXPECT(own_gpu == own, "locked memory at %p for %p", own_gpu, (void *)own);
+    hsa_amd_pointer_info_t info = {.size = sizeof info};
+    CHECK(hsa_amd_pointer_info(own + 10, &info, NULL, NULL, NULL));
+    EXPECT(info.type == HSA_EXT_POINTER_TYPE_LOCKED && info.hostBaseAddress == own,
+           "locked memory: pointer type %d base %p", info.type, info.hostBaseAddress);
+    info.size = sizeof info;
+    uint32_t reach = 0;
+    CHECK(hsa_amd_pointer_info(a + 5, &info, NULL, &reach, NULL));
+    EXPECT(info.type == HSA_EXT_POINTER_TYPE_HSA && info.agentBaseAddress == a &&
+               info.sizeInBytes == n * 4 && reach == 2,
+           "pool memory: pointer type %d base %p size %zu reach %u", info.type,
+           info.agentBaseAddress, info.sizeInBytes, reach);
     explicit_args.c = own_gpu;
     void *own_args = kernargs(&add, &explicit_args, 28, groups, workgroup);
     hsa_signal_t into_own;
