@@ -46,7 +46,12 @@ impl Device {
             return Err(Error::InvalidArgument("registering page 0".to_owned()));
         };
         let ids: Vec<u32> = gpus.iter().map(|g| g.gpu_id).collect();
-        let what = || format!("{len} bytes of host memory at {:#x}", address.as_ptr() as usize);
+        let what = || {
+            format!(
+                "{len} bytes of host memory at {:#x}",
+                address.as_ptr() as usize
+            )
+        };
         let (bo, mapping) = self.shared().with_live(|live| {
             // SAFETY: the caller keeps the pages mapped and unshared with other buffers while
             // the buffer lives (this function's contract); the range is whole pages.

@@ -63,7 +63,8 @@ impl Queue {
             let offset = offset_of!(AmdQueue, queue_properties) as u64;
             let what = || "the queue's properties".to_owned();
             let mut word = [0u8; 4];
-            page.read(offset, &mut word).map_err(|e| Error::driver(what, e))?;
+            page.read(offset, &mut word)
+                .map_err(|e| Error::driver(what, e))?;
             let mut properties = QueueProperties::from_bits_retain(u32::from_ne_bytes(word));
             properties.set(QueueProperties::ENABLE_PROFILING, enabled);
             page.write(offset, &properties.bits().to_ne_bytes())
