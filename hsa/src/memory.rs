@@ -446,23 +446,20 @@ pub unsafe extern "C" fn hsa_amd_pointer_info(
             out.host_base_address = base;
             out.size_in_bytes = allocation.buffer.len();
             let machine = &runtime.machine;
-            match allocation.pool.map(|p| &machine.pools[p]) {
-                Some(pool) => {
-                    out.kind = 1;
-                    out.agent_owner = handle_of(pool.owner);
-                    out.global_flags = pool.global_flags();
-                    reach = (0..machine.agents.len())
-                        .filter(|&i| pool.is_host() || i == pool.owner)
-                        .map(handle_of)
-                        .collect();
-                }
+            if let Some(pool) = allocation.pool.map(|p| &machine.pools[p]) {
+                out.kind = 1;
+                out.agent_owner = handle_of(pool.owner);
+                out.global_flags = pool.global_flags();
+                reach = (0..machine.agents.len())
+                    .filter(|&i| pool.is_host() || i == pool.owner)
+                    .map(handle_of)
+                    .collect();
+            } else {
                 // HSA_EXT_POINTER_TYPE_LOCKED: the program's memory, owned by the CPU, reached
                 // by every agent (aqueduct maps it on the GPUs the lock named).
-                None => {
-                    out.kind = 2;
-                    out.agent_owner = handle_of(0);
-                    reach = (0..machine.agents.len()).map(handle_of).collect();
-                }
+                out.kind = 2;
+                out.agent_owner = handle_of(0);
+                reach = (0..machine.agents.len()).map(handle_of).collect();
             }
         }
         let n = caller_size.min(std::mem::size_of::<PointerInfo>());
