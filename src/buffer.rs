@@ -96,6 +96,30 @@ impl Device {
 }
 
 impl Buffer {
+    /// A buffer of `device` over a buffer object already mapped (`mapping`): what
+    /// [`Device::register_host_memory`] hands out.
+    pub(crate) fn from_object(
+        device: &Device,
+        bo: Arc<BufferObject>,
+        mapping: GpuMapping,
+        location: MemoryLocation,
+        gpu_id: u32,
+    ) -> Self {
+        let len = bo.size() as usize;
+        let gpu_address = bo.va();
+        let state = BufferState {
+            bo,
+            mappings: Mutex::new(vec![mapping]),
+        };
+        Self {
+            owned: Owned::new(device.shared(), TeardownStage::Buffers, state),
+            len,
+            gpu_address,
+            location,
+            gpu_id,
+        }
+    }
+
     /// Run `f` with the CPU address of the memory (`None` where the CPU cannot map it). The
     /// memory stays mapped while `f` runs (a shutdown waits for it), so `f` must be short.
     pub(crate) fn with_host_memory<R>(

@@ -7,7 +7,8 @@
 #                                                 the dlopen handoff test (tests/dlopen_adopt.rs),
 #                                                 the fault sweep (tests/fault_sweep_hw.rs),
 #                                                 then the C clients, rocminfo and ROCr
-#                                                 (sim/preload/tests/clients.rs)
+#                                                 (sim/preload/tests/clients.rs), and the
+#                                                 HSA runtime's clients (hsa/tests)
 #
 # The interposer is built first, without LD_PRELOAD: cargo and rustc must never run under it.
 # AQUEDUCT_SIM_MACHINE picks the simulated machine (mi210 by default).
@@ -66,3 +67,9 @@ grep -q "every element checked" <<< "$quickstart"
 # it starts, never into cargo; required here, so a missing tool fails instead of skipping.
 echo "== C clients, rocminfo and ROCr under the interposer"
 AQUEDUCT_REQUIRE_HW=1 cargo test -q -p amdgpu-sim-preload --test clients
+
+# aqueduct's HSA runtime (hsa/, libhsa-runtime64.so.1) under unmodified HSA clients: rocminfo
+# compared with ROCr's, and C clients of the HSA API. The tests preload the interposer into
+# the programs they start; required here, so a missing tool fails instead of skipping.
+echo "== HSA clients on aqueduct's libhsa-runtime64.so.1 under the interposer"
+AQUEDUCT_REQUIRE_HW=1 cargo test -q -p aqueduct-hsa

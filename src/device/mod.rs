@@ -12,9 +12,11 @@
 //! everything else (queues, events, buffers, mappings) belongs to one open device and is
 //! destroyed with it.
 
+mod faults;
 pub(crate) mod fork;
 pub(crate) mod lifetime;
 mod registry;
+pub use faults::MemoryFault;
 pub(crate) mod unload;
 
 use std::fmt;

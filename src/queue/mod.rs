@@ -16,6 +16,7 @@
 //! a launch that timed out needs): the device stays usable, and every later call on the
 //! queue fails with [`QueueError::Aborted`].
 
+mod descriptor;
 pub(crate) mod error;
 pub(crate) mod scratch;
 

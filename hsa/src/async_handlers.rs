@@ -1,0 +1,152 @@
+//! Signal async handlers (`hsa_amd_signal_async_handler`): a thread of the runtime watches the
+//! registered signals and calls each handler once its condition holds; a handler that returns
+//! true stays registered (and is called again when the condition holds again), false removes
+//! it. The thread starts with the first handler and stops at the last `hsa_shut_down`.
+
+use aqueduct::sim::cp::ProcessorThread;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::Duration;
+
+use aqueduct::{Condition, MemoryOrder, Signal};
+
+use crate::error::{Error, entry};
+use crate::runtime::runtime;
+use crate::status::Status;
+
+/// `hsa_amd_signal_handler`.
+pub type Handler = Option<unsafe extern "C" fn(i64, *mut c_void) -> bool>;
+
+#[derive(Debug)]
+struct Registration {
+    signal: Signal,
+    condition: Condition,
+    value: i64,
+    handler: unsafe extern "C" fn(i64, *mut c_void) -> bool,
+    arg: usize,
+}
+
+#[derive(Debug, Default)]
+struct Pending {
+    registrations: Vec<Registration>,
+    stop: bool,
+}
+
+/// The registered handlers and their thread.
+#[derive(Debug, Default)]
+pub struct AsyncHandlers {
+    pending: Arc<(Mutex<Pending>, Condvar)>,
+    thread: Mutex<Option<ProcessorThread>>,
+    started: AtomicBool,
+}
+
+/// The longest nap between looks while handlers wait (the shortest is a few microseconds).
+const LONGEST_NAP: Duration = Duration::from_millis(1);
+
+impl AsyncHandlers {
+    fn register(&self, registration: Registration) {
+        let (lock, wake) = &*self.pending;
+        lock.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .registrations
+            .push(registration);
+        wake.notify_all();
+        if !self.started.swap(true, Ordering::AcqRel) {
+            let pending = Arc::clone(&self.pending);
+            // A pthread, not std's spawn (see system_events).
+            match ProcessorThread::spawn("hsa-async", move || serve(&pending)) {
+                Ok(thread) => {
+                    *self.thread.lock().unwrap_or_else(PoisonError::into_inner) = Some(thread);
+                }
+                Err(error) => tracing::warn!(%error, "cannot start the async-handler thread"),
+            }
+        }
+    }
+
+    /// Stop the thread; it is to be joined outside the runtime's lock.
+    pub fn stop(&self) -> Option<ProcessorThread> {
+        let (lock, wake) = &*self.pending;
+        {
+            let mut pending = lock.lock().unwrap_or_else(PoisonError::into_inner);
+            pending.stop = true;
+            pending.registrations.clear();
+        }
+        wake.notify_all();
+        self.thread
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+}
+
+fn serve(pending: &(Mutex<Pending>, Condvar)) {
+    let (lock, wake) = pending;
+    let mut nap = Duration::from_micros(2);
+    loop {
+        let ready: Vec<Registration> = {
+            let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
+            while state.registrations.is_empty() && !state.stop {
+                state = wake.wait(state).unwrap_or_else(PoisonError::into_inner);
+            }
+            if state.stop {
+                return;
+            }
+            let (ready, waiting): (Vec<_>, Vec<_>) = state.registrations.drain(..).partition(|r| {
+                r.signal
+                    .load(MemoryOrder::Acquire)
+                    .map_or(true, |v| r.condition.holds(v, r.value))
+            });
+            state.registrations = waiting;
+            ready
+        };
+        if ready.is_empty() {
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(LONGEST_NAP);
+            continue;
+        }
+        nap = Duration::from_micros(2);
+        for registration in ready {
+            let value = registration.signal.load(MemoryOrder::Acquire).unwrap_or(0);
+            // SAFETY: the program's handler with its argument.
+            let keep = unsafe { (registration.handler)(value, registration.arg as *mut c_void) };
+            if keep {
+                let mut state = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                if !state.stop {
+                    state.registrations.push(registration);
+                }
+            }
+        }
+    }
+}
+
+/// `hsa_amd_signal_async_handler`.
+#[unsafe(no_mangle)]
+pub extern "C" fn hsa_amd_signal_async_handler(
+    signal: u64,
+    cond: u32,
+    value: i64,
+    handler: Handler,
+    arg: *mut c_void,
+) -> Status {
+    entry("hsa_amd_signal_async_handler", || {
+        let runtime = runtime()?;
+        let handler = handler.ok_or_else(|| Error::invalid_argument("null handler"))?;
+        let signal = crate::signal::signal(&runtime, signal)?;
+        let condition = match cond {
+            0 => Condition::Eq,
+            1 => Condition::Ne,
+            2 => Condition::Lt,
+            3 => Condition::Gte,
+            _ => return Err(Error::invalid_argument("unknown condition")),
+        };
+        runtime.objects.async_handlers.register(Registration {
+            signal,
+            condition,
+            value,
+            handler,
+            arg: arg as usize,
+        });
+        Ok(Status::SUCCESS)
+    })
+}

@@ -1,0 +1,41 @@
+//! `libhsa-runtime64.so.1`: ROCr's HSA C API (`hsa.h`, `hsa_ext_amd.h`, the loader extension)
+//! implemented on aqueduct's safe API, so that unmodified HSA clients (rocminfo, LLVM's GPU
+//! loader, libomptarget, liboffload, HIP) run on aqueduct: one driver underneath.
+//!
+//! Every export carries ROCr's symbol version `ROCR_1` (see `exports`), and the library's
+//! SONAME is ROCr's (`build.rs`). Handles are indices into the runtime's tables, except where
+//! clients read the object behind a handle themselves: a signal handle is the address of its
+//! `amd_signal_t`, a queue is an `amd_queue_t` whose first member is the `hsa_queue_t`.
+//!
+//! - `runtime`: `hsa_init` / `hsa_shut_down`, reference counted;
+//! - `model`: the agents, pools and ISAs the info functions answer from;
+//! - `system`, `agent`, `isa`, `pool`, `extension`: the info functions;
+//! - `signal`, `queue`, `memory`, `executable`: the objects a program makes;
+//! - `status`, `error`, `value`: statuses, the crate's error, attribute values.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod agent;
+pub mod async_handlers;
+pub mod error;
+pub mod executable;
+pub mod exports;
+pub mod extension;
+pub mod isa;
+pub mod memory;
+pub mod misc;
+pub mod model;
+pub mod objects;
+pub mod pool;
+pub mod profiling;
+pub mod queue;
+pub mod runtime;
+pub mod signal;
+pub mod status;
+pub mod system;
+pub mod system_events;
+mod table;
+pub mod unsupported;
+pub mod value;
+
+pub use status::Status;

@@ -1,0 +1,200 @@
+//! System events: GPU memory faults, handed to the handlers the program registered with
+//! `hsa_amd_register_system_event_handler` (with the agent, the address and the reason) and to
+//! the error callbacks of the queues on that GPU. A monitor thread watches the device's fault
+//! stream from the first registration or queue on; the last `hsa_shut_down` stops and joins
+//! it.
+//!
+//! As ROCr: with no handler registered, a memory fault is reported on stderr and the process
+//! aborts; with one, the process goes on (the faulting GPU's queues stay stopped, as the kernel
+//! keeps them).
+
+use aqueduct::sim::cp::ProcessorThread;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use aqueduct::{Device, MemoryFault};
+
+use crate::error::{Error, entry};
+use crate::model::{Machine, handle_of};
+use crate::runtime::runtime;
+use crate::status::Status;
+
+/// `hsa_amd_system_event_callback_t`.
+pub type EventCallback = Option<unsafe extern "C" fn(*const Event, *mut c_void) -> Status>;
+
+/// `hsa_amd_event_t` holding `hsa_amd_gpu_memory_fault_info_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// `HSA_AMD_GPU_MEMORY_FAULT_EVENT` (0).
+    pub event_type: u32,
+    /// The agent (`memory_fault.agent`).
+    pub agent: u64,
+    /// The faulting address.
+    pub virtual_address: u64,
+    /// `HSA_AMD_MEMORY_FAULT_*` bits.
+    pub fault_reason_mask: u32,
+}
+
+/// How often the monitor looks at the stop flag while no fault comes.
+const MONITOR_SLICE: Duration = Duration::from_millis(20);
+
+/// Handlers and the monitor thread of a runtime.
+#[derive(Debug, Default)]
+pub struct SystemEvents {
+    /// Registered handlers and their data (addresses).
+    handlers: Mutex<
+        Vec<(
+            unsafe extern "C" fn(*const Event, *mut c_void) -> Status,
+            usize,
+        )>,
+    >,
+    monitor: Mutex<Option<(ProcessorThread, Arc<AtomicBool>)>>,
+}
+
+/// A queue's error callback: (callback, data, hsa_queue_t address, GPU).
+pub type QueueCallback = (
+    unsafe extern "C" fn(Status, *mut c_void, *mut c_void),
+    usize,
+    u64,
+    u32,
+);
+
+impl SystemEvents {
+    /// Start the monitor if it is not running.
+    pub fn start(&self, device: &Device, machine: &Machine) {
+        let mut monitor = self.monitor.lock().unwrap_or_else(PoisonError::into_inner);
+        if monitor.is_some() {
+            return;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let (device, machine, flag) = (device.clone(), machine.clone(), Arc::clone(&stop));
+        // A pthread, not std's spawn: std leaves a thread-local destructor on the calling
+        // (program) thread, which keeps this library mapped after dlclose.
+        let spawned = ProcessorThread::spawn("hsa-events", move || watch(&device, &machine, &flag));
+        match spawned {
+            Ok(thread) => *monitor = Some((thread, stop)),
+            Err(error) => tracing::warn!(%error, "cannot start the memory-fault monitor"),
+        }
+    }
+
+    /// Ask the monitor to stop; the returned thread is to be joined outside the runtime's lock.
+    pub fn stop(&self) -> Option<ProcessorThread> {
+        let (thread, stop) = self
+            .monitor
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()?;
+        stop.store(true, Ordering::Release);
+        Some(thread)
+    }
+}
+
+/// The monitor: deliver each new fault until stopped or the device closes.
+fn watch(device: &Device, machine: &Machine, stop: &AtomicBool) {
+    let mut seen = 0;
+    while !stop.load(Ordering::Acquire) {
+        let Ok(faults) = device.memory_faults_since(seen, MONITOR_SLICE) else {
+            return;
+        };
+        seen += faults.len();
+        for fault in faults {
+            deliver(machine, &fault);
+        }
+    }
+}
+
+/// Hand one fault to the handlers and the queues' callbacks.
+fn deliver(machine: &Machine, fault: &MemoryFault) {
+    let agent = machine.gpu_agent(fault.gpu_id).map_or(0, handle_of);
+    let mut reasons = 0u32;
+    for (on, bit) in [
+        (fault.not_present, 1),
+        (fault.read_only, 2),
+        (fault.no_execute, 4),
+        (fault.imprecise, 32),
+    ] {
+        if on {
+            reasons |= bit;
+        }
+    }
+    let event = Event {
+        event_type: 0,
+        agent,
+        virtual_address: fault.address,
+        fault_reason_mask: reasons,
+    };
+    let Ok(runtime) = runtime() else { return };
+    let handlers = runtime
+        .objects
+        .events
+        .handlers
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let queues = runtime.objects.queue_callbacks(fault.gpu_id);
+    drop(runtime);
+    tracing::warn!(
+        gpu_id = fault.gpu_id,
+        address = fault.address,
+        "GPU memory fault"
+    );
+    for (callback, data, queue, _) in queues {
+        // SAFETY: the program's queue error callback, with its data and queue.
+        unsafe {
+            callback(
+                Status::MEMORY_APERTURE_VIOLATION,
+                queue as *mut c_void,
+                data as *mut c_void,
+            );
+        }
+    }
+    if handlers.is_empty() {
+        // ROCr's words and behaviour when nobody handles a fault.
+        eprintln!(
+            "Memory access fault by GPU node-{} on address {:#x}. Reason: {}.",
+            machine
+                .gpu_agent(fault.gpu_id)
+                .map_or(0, |i| machine.agents[i].node),
+            fault.address,
+            if fault.not_present {
+                "Page not present or supervisor privilege"
+            } else if fault.read_only {
+                "Write access to a read-only page"
+            } else {
+                "Unknown"
+            }
+        );
+        std::process::abort();
+    }
+    for (handler, data) in handlers {
+        // SAFETY: the program's handler, with its data; `event` lives for the call.
+        unsafe { handler(&raw const event, data as *mut c_void) };
+    }
+}
+
+/// `hsa_amd_register_system_event_handler`.
+#[unsafe(no_mangle)]
+pub extern "C" fn hsa_amd_register_system_event_handler(
+    callback: EventCallback,
+    data: *mut c_void,
+) -> Status {
+    entry("hsa_amd_register_system_event_handler", || {
+        let runtime = runtime()?;
+        let callback = callback.ok_or_else(|| Error::invalid_argument("null callback"))?;
+        runtime
+            .objects
+            .events
+            .handlers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((callback, data as usize));
+        runtime
+            .objects
+            .events
+            .start(&runtime.device, &runtime.machine);
+        Ok(Status::SUCCESS)
+    })
+}

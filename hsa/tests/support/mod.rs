@@ -1,0 +1,139 @@
+//! What the HSA library's tests share: the interposer and the library built by cargo for this
+//! test's profile, a directory that holds the library under ROCr's names, and programs run on
+//! the simulated GPU with a time limit.
+
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// How long one program may run on the simulator before it counts as hung.
+pub const DEADLINE: Duration = Duration::from_secs(120);
+
+/// The interposer that serves the simulated machine to unmodified programs.
+pub fn interposer() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            test_support::cargo_build::build_library(
+                env!("CARGO_MANIFEST_DIR"),
+                "amdgpu-sim-preload",
+                "libamdgpu_sim_preload.so",
+            )
+        })
+        .clone()
+}
+
+/// A directory holding this build's library as `libhsa-runtime64.so.1` and
+/// `libhsa-runtime64.so` (what `scripts/hsa-runtime-dir` makes).
+pub fn hsa_dir() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let library = test_support::cargo_build::build_library(
+                env!("CARGO_MANIFEST_DIR"),
+                "aqueduct-hsa",
+                "libhsa_runtime64.so",
+            );
+            let dir = library
+                .parent()
+                .expect("the library's directory")
+                .join("hsa-runtime-test");
+            std::fs::create_dir_all(&dir).unwrap();
+            let versioned = dir.join("libhsa-runtime64.so.1");
+            let staged = dir.join(format!("libhsa-runtime64.so.1.{}", std::process::id()));
+            std::fs::copy(&library, &staged).unwrap();
+            std::fs::rename(&staged, &versioned).unwrap();
+            let unversioned = dir.join("libhsa-runtime64.so");
+            let _ = std::fs::remove_file(&unversioned);
+            std::os::unix::fs::symlink("libhsa-runtime64.so.1", &unversioned).unwrap();
+            dir
+        })
+        .clone()
+}
+
+/// The repository root.
+pub fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Run `command` on the simulated machine (interposer preloaded, aqueduct forced onto its real
+/// `Linux` path); with `ours`, the HSA library is this crate's. Fails the test if the program
+/// outlives [`DEADLINE`].
+pub fn run_on_simulator(mut command: Command, ours: bool) -> Output {
+    command
+        .env("LD_PRELOAD", interposer())
+        .env("AQUEDUCT_BACKEND", "hw")
+        .env_remove("AQUEDUCT_SIM_MACHINE")
+        .env_remove("LD_LIBRARY_PATH")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if ours {
+        command.env("LD_LIBRARY_PATH", hsa_dir());
+    }
+    let mut child = command.spawn().unwrap();
+    let (mut stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stdout.read_to_end(&mut bytes);
+        bytes
+    });
+    let err = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stderr.read_to_end(&mut bytes);
+        bytes
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} did not finish within {DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// Status, stdout and stderr, for a failure message.
+pub fn describe(output: &Output) -> String {
+    format!(
+        "{}\n--- stdout\n{}\n--- stderr\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Whether a program's `LD_DEBUG=files` trace shows ROCr's own library or libhsakmt loaded.
+pub fn rocr_loaded(ld_debug: &str) -> Option<String> {
+    ld_debug
+        .lines()
+        .find(|line| {
+            line.contains("file=")
+                && (line.contains("libhsa-runtime64.so.1.")
+                    || line.contains("libhsakmt")
+                    || line.contains("/usr/lib/x86_64-linux-gnu/libhsa-runtime64"))
+        })
+        .map(str::to_owned)
+}
+
+/// A tool the test needs, or a skip (a failure where `AQUEDUCT_REQUIRE_HW` is set).
+pub fn require(test: &str, path: &str) -> bool {
+    if Path::new(path).exists() {
+        return true;
+    }
+    test_support::hardware::skip(test, &format!("{path} is not installed"));
+    false
+}
