@@ -8,6 +8,7 @@ mod compare;
 mod host;
 mod report;
 mod rocr;
+mod watch;
 
 use std::time::{Duration, Instant};
 
