@@ -9,6 +9,7 @@ mod copies;
 mod host;
 mod report;
 mod rocr;
+mod watch;
 
 use std::time::{Duration, Instant};
 

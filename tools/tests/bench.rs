@@ -1,21 +1,108 @@
 //! `aqueduct bench` on the simulator: every path of issue 12's table measured, stable JSON
 //! (ids, goals, the host and the command), markdown rows for the README, progress on stderr;
 //! and the VALU count the throughput figure uses, checked against the committed disassembly.
-//! With `--rocr`: ROCr's side reported as not installed or without a GPU (and the run still
-//! succeeding), and under the LD_PRELOAD interposer both sides' figures for every path.
+//! With `--rocr`: ROCr's side reported as not installed, without a GPU, or stalled (and the
+//! run still succeeding), and under the LD_PRELOAD interposer both sides' figures for every
+//! path. Every `aqueduct` these tests start has a time limit.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use test_support::hardware;
 
+/// How long one `aqueduct bench` may take: seconds on an idle machine, a few minutes for a
+/// debug build on a loaded one.
+const BENCH_LIMIT: Duration = Duration::from_secs(300);
+
+/// Run `command` to its end, or kill it after `limit` and fail, naming `what` it was doing
+/// (and the tail of its stderr, where `aqueduct bench` says which step it is in).
+#[track_caller]
+fn output_within(command: &mut Command, limit: Duration, what: &str) -> Output {
+    try_output_within(command, limit, what).unwrap_or_else(|e| panic!("{what}: cannot start: {e}"))
+}
+
+/// [`output_within`], with a program that cannot be started returned as the error.
+#[track_caller]
+fn try_output_within(
+    command: &mut Command,
+    limit: Duration,
+    what: &str,
+) -> std::io::Result<Output> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = read(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = read(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        // Polling the exit with a short pause: the limit above bounds the loop.
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    let Some(status) = status else {
+        let text = String::from_utf8_lossy(&stderr);
+        let tail: Vec<&str> = text.lines().rev().take(8).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!(
+            "{what}: did not finish within {limit:?} (killed); its stderr ended with:\n{}",
+            tail.join("\n")
+        );
+    };
+    Ok(Output {
+        status,
+        stdout,
+        stderr,
+    })
+}
+
 fn bench(args: &[&str]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
-        .arg("bench")
-        .args(args)
-        .env("AQUEDUCT_BACKEND", "sim")
-        .output()
-        .unwrap();
+    bench_with(args, &[])
+}
+
+/// `aqueduct bench ARGS` on the built-in simulator with `env` added, bounded by
+/// [`BENCH_LIMIT`]; it must succeed.
+fn bench_with(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let out = output_within(
+        Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+            .arg("bench")
+            .args(args)
+            .env("AQUEDUCT_BACKEND", "sim")
+            .envs(env.iter().copied()),
+        BENCH_LIMIT,
+        &format!("aqueduct bench {}", args.join(" ")),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -103,10 +190,11 @@ fn markdown_has_the_machine_and_one_row_per_path() {
             "{row}"
         );
     }
-    let both = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
-        .args(["bench", "--json", "--markdown"])
-        .output()
-        .unwrap();
+    let both = output_within(
+        Command::new(env!("CARGO_BIN_EXE_aqueduct")).args(["bench", "--json", "--markdown"]),
+        Duration::from_secs(60),
+        "aqueduct bench --json --markdown (refused)",
+    );
     assert!(!both.status.success(), "--json and --markdown conflict");
 }
 
@@ -220,16 +308,17 @@ fn rocr_not_installed_is_said_and_the_run_succeeds() {
     assert_eq!(rows, COMPARED.len(), "{text}");
 }
 
+/// ROCr without a GPU to see: on any host. The built-in simulator serves aqueduct; ROCr is told
+/// to surface no GPU (`ROCR_VISIBLE_DEVICES` set and empty selects zero devices in ROCr 5.2,
+/// `RvdFilter::SelectZeroDevices`), and where there is no /dev/kfd at all it finds none anyway.
+/// (This test used to skip where /dev/kfd exists, through the hardware skip, which a run that
+/// requires hardware turns into a failure: on a GPU machine it could only fail.)
 #[test]
 fn rocr_without_a_gpu_is_reported_not_fatal() {
-    if Path::new("/dev/kfd").exists() {
-        return hardware::skip(
-            "rocr_without_a_gpu",
-            "/dev/kfd exists: ROCr has a GPU to see here",
-        );
-    }
-    // No interposer: the built-in simulator serves aqueduct, and ROCr finds no /dev/kfd.
-    let out = bench(&["--iterations", "10", "--json", "--rocr"]);
+    let out = bench_with(
+        &["--iterations", "10", "--json", "--rocr"],
+        &[("ROCR_VISIBLE_DEVICES", "")],
+    );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let comparison = comparison_with_aqueduct_measured(&report);
     let rocr = &comparison["rocr"];
@@ -270,14 +359,16 @@ fn build_interposer() -> PathBuf {
 #[test]
 fn under_the_interposer_both_sides_report_every_path() {
     let interposer = build_interposer();
-    let out = Command::new(env!("CARGO_BIN_EXE_aqueduct"))
-        .args(["bench", "--iterations", "10", "--json", "--rocr"])
-        .env("LD_PRELOAD", &interposer)
-        .env("AQUEDUCT_BACKEND", "hw")
-        .env_remove("AQUEDUCT_SIM_MACHINE")
-        .env_remove("AMDGPU_SIM_CONFIG")
-        .output()
-        .unwrap();
+    let out = output_within(
+        Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+            .args(["bench", "--iterations", "10", "--json", "--rocr"])
+            .env("LD_PRELOAD", &interposer)
+            .env("AQUEDUCT_BACKEND", "hw")
+            .env_remove("AQUEDUCT_SIM_MACHINE")
+            .env_remove("AMDGPU_SIM_CONFIG"),
+        BENCH_LIMIT,
+        "aqueduct bench --rocr under the interposer",
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -319,4 +410,71 @@ fn under_the_interposer_both_sides_report_every_path() {
         let expected = if path["id"] == "init" { processes } else { 10 };
         assert!(theirs["samples"].as_u64().unwrap() >= expected, "{path}");
     }
+}
+
+/// A ROCr whose `hsa_queue_destroy` never returns (as ROCr 5.2's can: its own lost wake-up,
+/// sim/tests/shared_event_wakeups.rs): `bench --rocr` kills the child that makes no progress,
+/// says where it stopped, starts it again (three attempts), and still finishes with aqueduct's
+/// figures. Before the stall limit, the run waited ten minutes per child; before that, forever.
+#[test]
+fn a_rocr_that_stalls_is_bounded_and_said() {
+    let stub = Path::new(env!("CARGO_TARGET_TMPDIR")).join("libstub_rocr_stalls.so");
+    let source =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stub_rocr/stalls_in_queue_destroy.c");
+    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    let built = try_output_within(
+        Command::new(&compiler)
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(&stub)
+            .arg(&source),
+        Duration::from_secs(120),
+        "building the stand-in ROCr",
+    );
+    match built {
+        Err(e) => {
+            return hardware::skip(
+                "a_rocr_that_stalls_is_bounded_and_said",
+                &format!("no C compiler ({compiler}: {e}) to build the stand-in ROCr"),
+            );
+        }
+        Ok(out) => assert!(
+            out.status.success(),
+            "{compiler} failed on {}: {}",
+            source.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+    let stub = stub.to_str().unwrap();
+    let out = bench_with(
+        &[
+            "--iterations",
+            "10",
+            "--json",
+            "--rocr",
+            "--rocr-library",
+            stub,
+        ],
+        &[("AQUEDUCT_BENCH_STALL_LIMIT", "1")],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let comparison = comparison_with_aqueduct_measured(&report);
+    let rocr = &comparison["rocr"];
+    assert_eq!(rocr["status"], "unavailable", "{report}");
+    let reason = rocr["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("made no progress for 1s in hsa_queue_destroy (1 of 10)")
+            && reason.contains("ROCr 5.2's own lost wake-up")
+            && reason.contains("(3 attempts)"),
+        "{reason}"
+    );
+    let stalls = rocr["stalls"].as_array().unwrap();
+    assert_eq!(stalls.len(), 3, "{report}");
+    assert!(
+        stalls
+            .iter()
+            .all(|s| s.as_str().unwrap().contains("hsa_queue_destroy (1 of 10)")),
+        "{report}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("; starting it again").count(), 2, "{stderr}");
 }

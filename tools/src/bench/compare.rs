@@ -9,21 +9,24 @@
 //! the environment, so under the LD_PRELOAD interposer both sides talk to the same simulated
 //! machine through the real system-call path.
 
-use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use aqueduct::{Condition, Device, Geometry, LaunchOptions, MemoryOrder, QueueOptions};
 
-use super::{micros, rocr};
+use super::{micros, rocr, watch};
 
 /// The library ROCr is loaded from unless `--rocr-library` says otherwise.
 pub const ROCR_LIBRARY: &str = "libhsa-runtime64.so.1";
 /// Fresh processes per runtime: each gives one cold-init sample; the first also measures
 /// every other path.
 const PROCESSES: usize = 5;
-/// How long one child may run before it counts as hung.
+/// How long one child may run in all before it counts as hung (its steps are bounded by the
+/// much shorter stall limit of [`watch`]).
 const CHILD_DEADLINE: Duration = Duration::from_secs(600);
+/// How many times ROCr's child is started when it stalls (never aqueduct's: a stall of ours
+/// is a bug to report, not to retry).
+const ROCR_ATTEMPTS: usize = 3;
 const WAIT: Option<Duration> = Some(Duration::from_secs(30));
 
 /// One compared path.
@@ -236,12 +239,16 @@ pub struct Comparison {
     pub rocr_library: String,
     /// Fresh processes per runtime.
     pub processes: usize,
+    /// Each time a ROCr child stopped making progress and was killed: where, and why if known.
+    pub rocr_stalls: Vec<String>,
 }
 
 /// Measure both runtimes, each in [`PROCESSES`] fresh children of this process. Fails only if
-/// aqueduct's side fails; ROCr's problems are reported in its [`Outcome`].
+/// aqueduct's side fails; ROCr's problems are reported in its [`Outcome`]. A ROCr child that
+/// stalls is started again, up to [`ROCR_ATTEMPTS`] times, and each stall is reported.
 pub fn run(iterations: usize, rocr_library: &str) -> Result<Comparison, String> {
     let mut sides = Vec::new();
+    let mut rocr_stalls = Vec::new();
     for runtime in [Runtime::Aqueduct, Runtime::Rocr] {
         super::progress(&format!(
             "{} side of the comparison, {PROCESSES} fresh processes",
@@ -250,7 +257,26 @@ pub fn run(iterations: usize, rocr_library: &str) -> Result<Comparison, String> 
         let mut merged: Option<Outcome> = None;
         for process in 0..PROCESSES {
             let work = if process == 0 { iterations } else { 0 };
-            let outcome = spawn_child(runtime, work, rocr_library);
+            let mut attempts = 0;
+            let outcome = loop {
+                attempts += 1;
+                match spawn_child(runtime, work, rocr_library) {
+                    Child::Reported(outcome) => break outcome,
+                    Child::Stalled(why) if runtime == Runtime::Rocr && attempts < ROCR_ATTEMPTS => {
+                        super::progress(&format!("{why}; starting it again"));
+                        rocr_stalls.push(why);
+                    }
+                    Child::Stalled(why) => {
+                        if runtime == Runtime::Rocr {
+                            rocr_stalls.push(why.clone());
+                        }
+                        break Outcome::Unavailable(format!(
+                            "{why} ({attempts} attempt{})",
+                            if attempts == 1 { "" } else { "s" }
+                        ));
+                    }
+                }
+            };
             merged = Some(match (merged, outcome) {
                 (None, outcome) => outcome,
                 (Some(Outcome::Measured(mut all)), Outcome::Measured(more)) => {
@@ -276,15 +302,26 @@ pub fn run(iterations: usize, rocr_library: &str) -> Result<Comparison, String> 
         rocr,
         rocr_library: rocr_library.to_owned(),
         processes: PROCESSES,
+        rocr_stalls,
     })
 }
 
-/// Run `aqueduct bench-child` and read its report; a crash, a hang or garbage is
-/// [`Outcome::Unavailable`] with what the child said on stderr.
-fn spawn_child(runtime: Runtime, iterations: usize, rocr_library: &str) -> Outcome {
+/// How one child ended, for [`run`].
+enum Child {
+    /// It reported (a failure to start, a crash or garbage is [`Outcome::Unavailable`]).
+    Reported(Outcome),
+    /// It stopped making progress and was killed: what it was doing.
+    Stalled(String),
+}
+
+/// Run `aqueduct bench-child` and read its report, bounded by [`watch`]: a child that says
+/// nothing for the stall limit, or runs past [`CHILD_DEADLINE`], is killed.
+fn spawn_child(runtime: Runtime, iterations: usize, rocr_library: &str) -> Child {
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
-        Err(e) => return Outcome::Unavailable(format!("finding this program: {e}")),
+        Err(e) => {
+            return Child::Reported(Outcome::Unavailable(format!("finding this program: {e}")));
+        }
     };
     let child = Command::new(exe)
         .args(["bench-child", "--runtime", runtime.name(), "--iterations"])
@@ -295,32 +332,19 @@ fn spawn_child(runtime: Runtime, iterations: usize, rocr_library: &str) -> Outco
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn();
-    let mut child = match child {
+    let child = match child {
         Ok(child) => child,
-        Err(e) => return Outcome::Unavailable(format!("starting the child: {e}")),
+        Err(e) => return Child::Reported(Outcome::Unavailable(format!("starting the child: {e}"))),
     };
-    let readers = [
-        child.stdout.take().map(read_all),
-        child.stderr.take().map(read_all),
-    ];
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Ok(status),
-            Ok(None) if started.elapsed() > CHILD_DEADLINE => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break Err(format!("did not finish within {CHILD_DEADLINE:?}"));
-            }
-            // Polling the child's exit with a short pause: the deadline above bounds it.
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => break Err(format!("waiting for the child: {e}")),
-        }
-    };
-    let [stdout, stderr] = readers.map(|r| r.and_then(|r| r.join().ok()).unwrap_or_default());
-    let stderr = String::from_utf8_lossy(&stderr);
+    let watched = watch::watch(child, watch::stall_limit(), CHILD_DEADLINE);
     let said = |why: String| {
-        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+        let tail: Vec<&str> = watched
+            .said
+            .iter()
+            .rev()
+            .take(5)
+            .map(String::as_str)
+            .collect();
         if tail.is_empty() {
             why
         } else {
@@ -328,33 +352,47 @@ fn spawn_child(runtime: Runtime, iterations: usize, rocr_library: &str) -> Outco
             format!("{why}; it said: {}", tail.join(" / "))
         }
     };
-    match status {
-        Err(why) => Outcome::Unavailable(said(format!("the {} child {why}", runtime.name()))),
-        Ok(status) if !status.success() => Outcome::Unavailable(said(format!(
-            "the {} child failed ({status})",
-            runtime.name()
-        ))),
-        // The report is the last line; a runtime may print lines of its own before it.
-        Ok(_) => String::from_utf8_lossy(&stdout)
+    let name = runtime.name();
+    let status = match watched.ended {
+        watch::Ended::Exited(status) => status,
+        watch::Ended::Stalled { step, limit } => {
+            let known = match runtime {
+                Runtime::Rocr if step.starts_with("hsa_queue_destroy") => rocr::QUEUE_DESTROY_STALL,
+                _ => "",
+            };
+            return Child::Stalled(said(format!(
+                "the {name} child made no progress for {limit:?} in {step}{known}"
+            )));
+        }
+        watch::Ended::Overran(deadline) => {
+            return Child::Reported(Outcome::Unavailable(said(format!(
+                "the {name} child did not finish within {deadline:?}"
+            ))));
+        }
+        watch::Ended::Lost(e) => {
+            return Child::Reported(Outcome::Unavailable(said(format!(
+                "waiting for the {name} child: {e}"
+            ))));
+        }
+    };
+    if !status.success() {
+        return Child::Reported(Outcome::Unavailable(said(format!(
+            "the {name} child failed ({status})"
+        ))));
+    }
+    // The report is the last line; a runtime may print lines of its own before it.
+    Child::Reported(
+        String::from_utf8_lossy(&watched.stdout)
             .lines()
             .rev()
             .find(|line| line.starts_with('{'))
-            .ok_or_else(|| format!("the {} child printed no report", runtime.name()))
+            .ok_or_else(|| format!("the {name} child printed no report"))
             .and_then(|line| {
-                serde_json::from_str(line)
-                    .map_err(|e| format!("the {} child's report: {e}", runtime.name()))
+                serde_json::from_str(line).map_err(|e| format!("the {name} child's report: {e}"))
             })
             .and_then(|value| Outcome::from_json(&value))
             .unwrap_or_else(|why| Outcome::Unavailable(said(why))),
-    }
-}
-
-fn read_all(mut from: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = from.read_to_end(&mut bytes);
-        bytes
-    })
+    )
 }
 
 /// The hidden `bench-child` subcommand: measure `runtime` in this (fresh) process and print
@@ -379,6 +417,7 @@ pub fn child(runtime: Runtime, iterations: usize, rocr_library: &str) {
 /// aqueduct's side: the paths through the safe API, as ROCr's side measures them.
 fn measure_aqueduct(iterations: usize) -> Result<Outcome, super::Error> {
     let mut samples = Samples::default();
+    watch::step("Device::open");
     let started = Instant::now();
     let device = Device::open()?;
     samples.init.push(micros(started.elapsed()));
@@ -389,7 +428,8 @@ fn measure_aqueduct(iterations: usize) -> Result<Outcome, super::Error> {
             packets: 256,
             ..QueueOptions::default()
         };
-        for _ in 0..iterations {
+        for i in 1..=iterations {
+            watch::step(&format!("create_queue and drop ({i} of {iterations})"));
             let started = Instant::now();
             let queue = device.create_queue(&gpu, &options)?;
             samples.queue_create.push(micros(started.elapsed()));
@@ -397,13 +437,15 @@ fn measure_aqueduct(iterations: usize) -> Result<Outcome, super::Error> {
             drop(queue);
             samples.queue_destroy.push(micros(started.elapsed()));
         }
+        watch::step("load_code_object");
         let code = super::empty_kernel(&gpu.target_id.version.processor_name())?;
         let executable = device.load_code_object(&gpu, code)?;
         let empty = executable.kernel("empty")?;
         let queue = device.create_queue(&gpu, &options)?;
         let one = Geometry::d1(1, 1);
         let done = device.signal(1)?;
-        for _ in 0..iterations {
+        for i in 1..=iterations {
+            watch::step(&format!("dispatch ({i} of {iterations})"));
             let started = Instant::now();
             let launch = queue.launch(&empty, &one, &[])?;
             while !launch.is_complete()? {
@@ -425,11 +467,13 @@ fn measure_aqueduct(iterations: usize) -> Result<Outcome, super::Error> {
             samples.dispatch_event_wait.push(micros(started.elapsed()));
         }
     }
+    watch::step("Device::shutdown");
     let started = Instant::now();
     device.shutdown()?;
     samples.shutdown.push(micros(started.elapsed()));
     drop(device);
-    for _ in 0..iterations {
+    for i in 1..=iterations {
+        watch::step(&format!("reopen and shutdown ({i} of {iterations})"));
         let started = Instant::now();
         let device = Device::open()?;
         samples.reinit.push(micros(started.elapsed()));

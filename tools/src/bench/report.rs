@@ -242,6 +242,9 @@ fn comparison_table(comparison: &Comparison) -> String {
     let _ = writeln!(out, "{}", comparison_heading(comparison));
     let _ = writeln!(out, "  aqueduct: {}", side_detail(&comparison.aqueduct));
     let _ = writeln!(out, "  ROCr: {}", side_detail(&comparison.rocr));
+    for stall in &comparison.rocr_stalls {
+        let _ = writeln!(out, "  ROCr's child stalled and was started again: {stall}");
+    }
     let _ = writeln!(
         out,
         "{:<58} {:>26} {:>26}  unit",
@@ -314,6 +317,8 @@ fn comparison_json(comparison: &Comparison) -> serde_json::Value {
                 Outcome::NotInstalled(why) | Outcome::Unavailable(why) => Some(why.as_str()),
                 Outcome::Measured(_) => None,
             },
+            // Each ROCr child killed for making no progress (and started again).
+            "stalls": comparison.rocr_stalls,
         },
         "paths": paths,
     })

@@ -15,12 +15,27 @@ use aqueduct::aql::packet::FenceScope;
 use zerocopy::IntoBytes;
 
 use super::compare::{Measured, Outcome, Samples};
+use super::watch::step;
 use hsa::{Handle, Hsa};
 
 /// Ring size of every queue both sides create.
 const QUEUE_PACKETS: u32 = 256;
 /// How long one dispatch may take before the child gives up on ROCr.
 const DISPATCH_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Why ROCr 5.2's child can stall for good in `hsa_queue_destroy` (issue 27), said after the
+/// stall. Every queue's `queue_inactive_signal` is fired through one auto-reset KFD event
+/// (`AqlQueue::queue_event_`); the async-events thread sleeps on it for the utility queue's
+/// signal while `~AqlQueue` sleeps on it for the handler of the queue being destroyed. When the
+/// destroying thread is preempted between its look at the signal and its WAIT_EVENTS, the
+/// handler's SET_EVENT finds no waiter, the async thread's next WAIT_EVENTS consumes the set
+/// (auto-reset), and the destroying thread then sleeps with nothing left to wake it. The kernel
+/// does the same (`kfd_events.c`; the simulator replays it in
+/// sim/tests/shared_event_wakeups.rs); ROCr closed the hole in 2023 with event ages, which
+/// 5.2's thunk does not pass.
+pub const QUEUE_DESTROY_STALL: &str = " (ROCr 5.2's own lost wake-up: its async-events thread \
+     consumed the auto-reset queue event meant for the destroying thread; the kernel allows it, \
+     see sim/tests/shared_event_wakeups.rs)";
 
 /// Measure ROCr from `library`: one cold `hsa_init` and its `hsa_shut_down`, and with
 /// `iterations > 0` also queue creation, dispatch round trips and `iterations` reinit cycles.
@@ -30,6 +45,7 @@ pub fn measure(library: &str, iterations: usize) -> Outcome {
         Err(error) => return Outcome::NotInstalled(error.to_string()),
     };
     let mut samples = Samples::default();
+    step("hsa_init");
     let started = Instant::now();
     // SAFETY: `hsa_init` takes no arguments; it may be called at any time.
     let status = unsafe { (hsa.init)() };
@@ -38,6 +54,7 @@ pub fn measure(library: &str, iterations: usize) -> Outcome {
         return Outcome::Unavailable(format!("ROCr has no GPU to see: {why}"));
     }
     let result = measure_initialised(&hsa, iterations, &mut samples);
+    step("hsa_shut_down");
     let started = Instant::now();
     // SAFETY: paired with the successful `hsa_init` above; nothing of ROCr's is used after.
     let status = unsafe { (hsa.shut_down)() };
@@ -46,7 +63,10 @@ pub fn measure(library: &str, iterations: usize) -> Outcome {
         Ok(agent) => agent,
         Err(why) => return Outcome::Unavailable(why),
     };
-    for _ in 0..iterations {
+    for i in 1..=iterations {
+        step(&format!(
+            "hsa_init and hsa_shut_down again ({i} of {iterations})"
+        ));
         let started = Instant::now();
         // SAFETY: as above: after a completed `hsa_shut_down`, a new `hsa_init`.
         let status = unsafe { (hsa.init)() };
@@ -79,10 +99,12 @@ fn measure_initialised(
         return Ok(name);
     }
     let code = super::empty_kernel(&name)?;
-    for _ in 0..iterations {
+    for i in 1..=iterations {
+        step(&format!("hsa_queue_create ({i} of {iterations})"));
         let started = Instant::now();
         let queue = create_queue(hsa, gpu)?;
         samples.queue_create.push(micros(started.elapsed()));
+        step(&format!("hsa_queue_destroy ({i} of {iterations})"));
         let started = Instant::now();
         // SAFETY: `queue` came from `hsa_queue_create` and is destroyed once.
         let status = unsafe { (hsa.queue_destroy)(queue.as_ptr()) };
@@ -90,6 +112,7 @@ fn measure_initialised(
         hsa.check("hsa_queue_destroy", status)?;
     }
 
+    step("load the empty kernel");
     let (reader, executable, kernel_object) = load_empty(hsa, gpu, code)?;
     let queue = create_queue(hsa, gpu)?;
     let mut done = Handle::default();
@@ -98,7 +121,8 @@ fn measure_initialised(
         (hsa.signal_create)(1, 0, std::ptr::null(), &raw mut done)
     })?;
     let mut result = Ok(());
-    for _ in 0..iterations {
+    for i in 1..=iterations {
+        step(&format!("dispatch ({i} of {iterations})"));
         let spin = dispatch(hsa, queue, kernel_object, done, Wait::Spin);
         let sleep = spin.and_then(|spin| {
             samples.dispatch_spin.push(spin);
@@ -112,6 +136,7 @@ fn measure_initialised(
             }
         }
     }
+    step("hsa_queue_destroy (the dispatch queue) and teardown");
     // SAFETY: each object was created above, is no longer in use (every dispatch completed or
     // the runtime is about to shut down) and is destroyed once.
     unsafe {
