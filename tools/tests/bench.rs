@@ -5,87 +5,15 @@
 //! run still succeeding), and under the LD_PRELOAD interposer both sides' figures for every
 //! path. Every `aqueduct` these tests start has a time limit.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 
-use test_support::hardware;
+use test_support::{hardware, process};
 
 /// How long one `aqueduct bench` may take: seconds on an idle machine, a few minutes for a
 /// debug build on a loaded one.
 const BENCH_LIMIT: Duration = Duration::from_secs(300);
-
-/// Run `command` to its end, or kill it after `limit` and fail, naming `what` it was doing
-/// (and the tail of its stderr, where `aqueduct bench` says which step it is in).
-#[track_caller]
-fn output_within(command: &mut Command, limit: Duration, what: &str) -> Output {
-    try_output_within(command, limit, what).unwrap_or_else(|e| panic!("{what}: cannot start: {e}"))
-}
-
-/// [`output_within`], with a program that cannot be started returned as the error.
-#[track_caller]
-fn try_output_within(
-    command: &mut Command,
-    limit: Duration,
-    what: &str,
-) -> std::io::Result<Output> {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let read = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_end(&mut bytes);
-            }
-            bytes
-        })
-    };
-    let stdout = read(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = read(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break Some(status);
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        // Polling the exit with a short pause: the limit above bounds the loop.
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let stdout = stdout.join().unwrap_or_default();
-    let stderr = stderr.join().unwrap_or_default();
-    let Some(status) = status else {
-        let text = String::from_utf8_lossy(&stderr);
-        let tail: Vec<&str> = text.lines().rev().take(8).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        panic!(
-            "{what}: did not finish within {limit:?} (killed); its stderr ended with:\n{}",
-            tail.join("\n")
-        );
-    };
-    Ok(Output {
-        status,
-        stdout,
-        stderr,
-    })
-}
 
 fn bench(args: &[&str]) -> Output {
     bench_with(args, &[])
@@ -94,7 +22,7 @@ fn bench(args: &[&str]) -> Output {
 /// `aqueduct bench ARGS` on the built-in simulator with `env` added, bounded by
 /// [`BENCH_LIMIT`]; it must succeed.
 fn bench_with(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let out = output_within(
+    let out = process::run_with_deadline(
         Command::new(env!("CARGO_BIN_EXE_aqueduct"))
             .arg("bench")
             .args(args)
@@ -190,7 +118,7 @@ fn markdown_has_the_machine_and_one_row_per_path() {
             "{row}"
         );
     }
-    let both = output_within(
+    let both = process::run_with_deadline(
         Command::new(env!("CARGO_BIN_EXE_aqueduct")).args(["bench", "--json", "--markdown"]),
         Duration::from_secs(60),
         "aqueduct bench --json --markdown (refused)",
@@ -359,7 +287,7 @@ fn build_interposer() -> PathBuf {
 #[test]
 fn under_the_interposer_both_sides_report_every_path() {
     let interposer = build_interposer();
-    let out = output_within(
+    let out = process::run_with_deadline(
         Command::new(env!("CARGO_BIN_EXE_aqueduct"))
             .args(["bench", "--iterations", "10", "--json", "--rocr"])
             .env("LD_PRELOAD", &interposer)
@@ -422,7 +350,7 @@ fn a_rocr_that_stalls_is_bounded_and_said() {
     let source =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/stub_rocr/stalls_in_queue_destroy.c");
     let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
-    let built = try_output_within(
+    let built = process::try_run_with_deadline(
         Command::new(&compiler)
             .args(["-shared", "-fPIC", "-o"])
             .arg(&stub)
