@@ -5,6 +5,7 @@
 //! library user would need.
 
 mod compare;
+mod figures;
 mod host;
 mod report;
 mod rocr;
