@@ -26,7 +26,7 @@ use aql::signal::Condition;
 use tracing::{debug, warn};
 
 use super::options::{LoadOptions, TeardownCallback};
-use super::registry::{self, LoadKey};
+use super::registry::{self, LoadKey, Shareable};
 use super::{Core, Executable};
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -98,9 +98,10 @@ impl Load {
     pub(crate) fn core(&self) -> &Arc<Core> {
         &self.core
     }
+}
 
-    /// Whether the load can still be handed out (its device is open).
-    pub(crate) fn is_usable(&self) -> bool {
+impl Shareable for Load {
+    fn is_usable(&self) -> bool {
         self.core.owned.with(|_| Ok(())).is_ok()
     }
 }

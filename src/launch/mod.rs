@@ -2,14 +2,10 @@
 //! writes its kernarg segment into memory recycled per queue, publishes the dispatch packet and
 //! returns a [`Launch`] to wait on.
 //!
-//! - `kernarg_ring`: the queue's kernarg segments and their completion signals.
-//!
 //! The hot path takes no system call but the doorbell, and allocates nothing: a segment is
 //! claimed (waiting only if it is still in use), filled in place by
 //! [`KernargLayout::write`](crate::kernarg::KernargLayout::write), and the packet published by
 //! `aql`'s producer.
-
-pub(crate) mod kernarg_ring;
 
 use std::fmt;
 use std::time::Duration;
@@ -18,11 +14,11 @@ use aql::builder::{AqlPacket, DispatchBuilder, DispatchLimits};
 use aql::signal::Condition;
 
 use crate::error::{Error, Result};
-use crate::executable::Kernel;
 use crate::kernarg::{Arg, Geometry};
+use crate::kernel::Kernel;
+use crate::queue::kernarg_ring::{KernargRing, SEGMENT_BYTES, Segment};
 use crate::queue::{Queue, QueueState};
 use crate::signal::{Signal, SignalWait, Timestamps};
-use kernarg_ring::{KernargRing, SEGMENT_BYTES, Segment};
 
 /// How to launch, beyond the kernel, geometry and arguments.
 #[derive(Clone, Copy, Debug, Default)]

@@ -1,7 +1,7 @@
 //! AQL queues: a ring the host produces packets into and a GPU's command processor consumes,
 //! with the queue's error word watched by every wait on it.
 //!
-//! - `error`: what the CP reports when it stops a queue ([`QueueError`]);
+//! - `kernarg_ring`: the queue's kernarg segments and their completion signals, for launches;
 //! - `scratch`: the queue's scratch (private segment) memory, grown before launches need it.
 //!
 //! Creating a queue: the kernel's memory for it (ring, `amd_queue_t` page, EOP buffer,
@@ -16,7 +16,7 @@
 //! a launch that timed out needs): the device stays usable, and every later call on the
 //! queue fails with [`QueueError::Aborted`].
 
-pub(crate) mod error;
+pub(crate) mod kernarg_ring;
 pub(crate) mod scratch;
 
 use std::fmt;
@@ -40,11 +40,11 @@ use zerocopy::IntoBytes;
 use crate::agent::GpuAgent;
 use crate::device::lifetime::{Owned, Wake};
 use crate::device::{Device, DeviceShared, Live, TeardownStage};
+pub use crate::error::QueueError;
 use crate::error::{Error, Result};
 use crate::kernarg::LaunchContext;
-use crate::launch::kernarg_ring::KernargRing;
 use crate::signal::{Signal, SignalState, SignalWait};
-pub use error::QueueError;
+use kernarg_ring::KernargRing;
 use scratch::{Scratch, ScratchFields, ScratchShape};
 
 /// How long a queue whose error word says "memory fault" waits for KFD's report of the
