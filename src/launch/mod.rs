@@ -10,7 +10,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use aql::builder::{AqlPacket, DispatchBuilder, DispatchLimits};
+use aql::builder::{AqlPacket, DispatchBuilder};
 use aql::signal::Condition;
 
 use crate::error::{Error, Result};
@@ -148,7 +148,7 @@ impl Queue {
                         .private_segment_size(private_bytes)
                         .completion_signal(ring.segments[claim.index].signal.view().handle())
                         .barrier(options.barrier)
-                        .build(&DispatchLimits::GFX9)
+                        .build(self.dispatch_limits())
                         .map_err(|e| {
                             Error::InvalidArgument(format!("kernel `{}`: {e}", kernel.name))
                         })

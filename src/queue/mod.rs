@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use aql::builder::AqlPacket;
+use aql::builder::{AqlPacket, DispatchLimits};
 use aql::packet::{BarrierValuePacket, KernelDispatchPacket, PacketType, RawPacket};
 use aql::queue::{
     AmdQueue, HSA_QUEUE_FEATURE_KERNEL_DISPATCH, HsaQueue, HsaQueueType, QueueProperties,
@@ -86,6 +86,8 @@ pub struct Queue {
     gpu_id: u32,
     queue_id: u32,
     packets: u32,
+    /// What a dispatch on its GPU may ask for (from the agent).
+    dispatch_limits: DispatchLimits,
     /// Set by [`Queue::abort`]; shared with the state so waits on it end.
     aborted: Arc<AtomicBool>,
 }
@@ -168,6 +170,7 @@ impl Device {
             gpu_id: gpu.gpu_id,
             queue_id,
             packets: options.packets,
+            dispatch_limits: gpu.dispatch_limits(),
             aborted,
         })
     }
@@ -365,6 +368,13 @@ impl QueueState {
 }
 
 impl Queue {
+    /// What a dispatch on this queue's GPU may ask for ([`GpuAgent::dispatch_limits`]): what
+    /// [`Queue::launch`] checks, and what a packet built with `aql::builder` for
+    /// [`Queue::dispatch`] should be checked against.
+    pub fn dispatch_limits(&self) -> &DispatchLimits {
+        &self.dispatch_limits
+    }
+
     /// The GPU it runs on.
     pub fn gpu_id(&self) -> u32 {
         self.gpu_id
