@@ -23,6 +23,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub use amdgpu_loader as loader;
+#[cfg(feature = "sim")]
 pub use amdgpu_sim as sim;
 pub use aql;
 pub use drm_amdgpu;
