@@ -18,7 +18,9 @@
 //! Every call on a handle of a shut-down device fails with [`ErrorKind::Closed`], and every
 //! call on a handle inherited across `fork()` with [`ErrorKind::ForkedChild`].
 //!
-//! The crates below this one are re-exported for users who need the raw layers.
+//! The crates below this one are re-exported for users who need the raw layers. The simulator
+//! (`aqueduct::sim`, and the embedded backend where `/dev/kfd` is missing) is the default cargo
+//! feature `sim`; without it aqueduct is a hardware-only driver.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
