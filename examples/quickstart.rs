@@ -81,9 +81,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             &kernel,
             &Geometry::d1(n, 256),
             &[
-                Arg::ptr(da.gpu_address()),
-                Arg::ptr(db.gpu_address()),
-                Arg::ptr(dc.gpu_address()),
+                Arg::buffer(&da),
+                Arg::buffer(&db),
+                Arg::buffer(&dc),
                 Arg::u32(n),
             ],
         )?

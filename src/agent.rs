@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use aql::builder::DispatchLimits;
 use kfd::Kfd;
 use kfd::topology::{HeapType, NodeKind, TargetId, Topology};
 use tracing::warn;
@@ -117,6 +118,22 @@ pub struct GpuAgent {
     pub pools: Vec<MemoryPool>,
     /// Queue limits.
     pub queues: QueueLimits,
+}
+
+impl GpuAgent {
+    /// What one dispatch on this GPU may ask for: the limits `aql`'s packet builder checks a
+    /// dispatch against, from this agent's properties. The topology reports the work-group
+    /// and LDS limits; it reports no private-segment limit, so that one is derived from the
+    /// scratch wave size of GFX9 ([`DispatchLimits::GFX9`]: 13 bits of 1 KiB per wave over
+    /// 64 lanes). Unsure: what GFX10+ (wave32, other register widths) allows is not checked;
+    /// the GFX9 figure is kept for every GPU.
+    pub fn dispatch_limits(&self) -> DispatchLimits {
+        DispatchLimits {
+            max_workgroup_size: self.max_workgroup_size,
+            max_group_segment_size: self.lds_bytes,
+            max_private_segment_size: DispatchLimits::GFX9.max_private_segment_size,
+        }
+    }
 }
 
 /// A CPU agent (a NUMA node).

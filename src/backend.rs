@@ -2,10 +2,13 @@
 //!
 //! `/dev/kfd` is used when it exists; otherwise the simulator's process-wide default machine is
 //! the embedded default, and the program says so once on stderr. `AQUEDUCT_BACKEND=hw` or
-//! `=sim` forces one; `AQUEDUCT_SIM_MACHINE` picks the simulated machine.
+//! `=sim` forces one; `AQUEDUCT_SIM_MACHINE` picks the simulated machine. Built without the
+//! `sim` feature, choosing the simulator is an error ([`BackendError::SimulatorNotBuilt`]).
 
 use std::path::Path;
-use std::sync::{Arc, Once};
+use std::sync::Arc;
+#[cfg(feature = "sim")]
+use std::sync::Once;
 
 use kfd::Sys;
 
@@ -28,8 +31,15 @@ pub enum BackendError {
     #[error("{BACKEND_ENV}={0:?}: expected \"hw\" or \"sim\"")]
     BadEnvironment(String),
     /// The simulator's default machine could not be built.
+    #[cfg(feature = "sim")]
     #[error("cannot start the simulator: {0}")]
     Simulator(#[from] amdgpu_sim::SimError),
+    /// The simulator was chosen (no `/dev/kfd`, or `AQUEDUCT_BACKEND=sim`), but this build of
+    /// aqueduct has none (built without its `sim` feature).
+    #[error(
+        "no /dev/kfd here (or {BACKEND_ENV}=sim), and this aqueduct was built without the simulator (cargo feature `sim`)"
+    )]
+    SimulatorNotBuilt,
 }
 
 /// Decide from `AQUEDUCT_BACKEND` and the presence of `/dev/kfd`.
@@ -41,6 +51,7 @@ pub fn choose() -> Result<BackendChoice, BackendError> {
 }
 
 /// Whether the simulator stand-in has been announced on stderr in this process.
+#[cfg(feature = "sim")]
 static SIMULATOR_ANNOUNCED: Once = Once::new();
 
 /// The system interface of the chosen backend: the real kernel ([`kfd::Linux`]), or the
@@ -48,6 +59,10 @@ static SIMULATOR_ANNOUNCED: Once = Once::new();
 pub fn system() -> Result<Arc<dyn Sys>, BackendError> {
     match choose()? {
         BackendChoice::Hardware => Ok(Arc::new(kfd::Linux)),
+        // `choose` never picks what was not built.
+        #[cfg(not(feature = "sim"))]
+        BackendChoice::Simulator => Err(BackendError::SimulatorNotBuilt),
+        #[cfg(feature = "sim")]
         BackendChoice::Simulator => {
             let machine = amdgpu_sim::default_machine()?;
             SIMULATOR_ANNOUNCED.call_once(|| {
@@ -61,8 +76,17 @@ pub fn system() -> Result<Arc<dyn Sys>, BackendError> {
     }
 }
 
-/// The decision itself, for tests.
+/// The decision itself, for tests. Without the `sim` feature, a decision for the simulator is
+/// [`BackendError::SimulatorNotBuilt`].
 pub fn choose_from(env: Option<&str>, kfd_exists: bool) -> Result<BackendChoice, BackendError> {
+    let choice = decide(env, kfd_exists)?;
+    if choice == BackendChoice::Simulator && !cfg!(feature = "sim") {
+        return Err(BackendError::SimulatorNotBuilt);
+    }
+    Ok(choice)
+}
+
+fn decide(env: Option<&str>, kfd_exists: bool) -> Result<BackendChoice, BackendError> {
     match env.map(str::trim) {
         None | Some("") => Ok(if kfd_exists {
             BackendChoice::Hardware
@@ -80,6 +104,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(feature = "sim")]
     fn the_same_simulated_machine_serves_every_caller() {
         // On a machine with a GPU (or a forced backend) this would open the real device.
         if std::env::var_os(BACKEND_ENV).is_some()
@@ -102,6 +127,21 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(feature = "sim"))]
+    fn without_the_simulator_only_hardware_is_chosen() {
+        assert_eq!(choose_from(None, true).unwrap(), BackendChoice::Hardware);
+        assert!(matches!(
+            choose_from(None, false),
+            Err(BackendError::SimulatorNotBuilt)
+        ));
+        assert!(matches!(
+            choose_from(Some("sim"), true),
+            Err(BackendError::SimulatorNotBuilt)
+        ));
+    }
+
+    #[test]
+    #[cfg(feature = "sim")]
     fn environment_overrides_detection() {
         assert_eq!(choose_from(None, true).unwrap(), BackendChoice::Hardware);
         assert_eq!(choose_from(None, false).unwrap(), BackendChoice::Simulator);

@@ -1,6 +1,7 @@
 //! Buffers: GPU-visible memory of every [`MemoryLocation`], read and written by the host as
 //! typed slices, copied between buffers, and shared with peer GPUs.
 
+use std::any::Any;
 use std::fmt;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,6 +13,7 @@ use crate::agent::{GpuAgent, MemoryLocation};
 use crate::device::lifetime::{Owned, Wake};
 use crate::device::{Device, TeardownStage};
 use crate::error::{Error, Result};
+use crate::kernarg::{Arg, KeepAlive};
 
 /// A buffer of GPU-visible memory. Cloning gives another handle to the same memory; it is
 /// freed when the last handle goes (or at [`Device::shutdown`]).
@@ -92,6 +94,21 @@ impl Device {
             location,
             gpu_id,
         })
+    }
+}
+
+impl KeepAlive for Buffer {
+    fn keep_alive(&self) -> Arc<dyn Any + Send + Sync> {
+        Arc::clone(&self.owned) as _
+    }
+}
+
+impl<'a> Arg<'a> {
+    /// A buffer for a pointer argument (its device address), kept alive by the launch until
+    /// the kernel has completed: dropping every handle to it while the kernel runs frees
+    /// nothing under the kernel.
+    pub fn buffer(buffer: &'a Buffer) -> Self {
+        Arg::memory(buffer.gpu_address, buffer)
     }
 }
 

@@ -18,11 +18,14 @@
 //! Every call on a handle of a shut-down device fails with [`ErrorKind::Closed`], and every
 //! call on a handle inherited across `fork()` with [`ErrorKind::ForkedChild`].
 //!
-//! The crates below this one are re-exported for users who need the raw layers.
+//! The crates below this one are re-exported for users who need the raw layers. The simulator
+//! (`aqueduct::sim`, and the embedded backend where `/dev/kfd` is missing) is the default cargo
+//! feature `sim`; without it aqueduct is a hardware-only driver.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub use amdgpu_loader as loader;
+#[cfg(feature = "sim")]
 pub use amdgpu_sim as sim;
 pub use aql;
 pub use drm_amdgpu;
@@ -38,6 +41,7 @@ mod error;
 pub mod executable;
 mod host_memory;
 pub mod kernarg;
+mod kernel;
 pub mod launch;
 pub mod program;
 pub mod queue;
@@ -47,9 +51,10 @@ pub use agent::{CpuAgent, GpuAgent, MemoryLocation, MemoryPool, QueueLimits};
 pub use buffer::Buffer;
 pub use copy::{CopyOrder, CopyQueue};
 pub use device::{Device, MemoryFault};
-pub use error::{Error, ErrorKind, Result};
-pub use executable::{Executable, Function, Kernel, LoadOptions, Variable};
+pub use error::{Error, ErrorKind, QueueError, Result};
+pub use executable::{Executable, Function, LoadOptions, Variable};
 pub use kernarg::{Arg, Geometry};
+pub use kernel::Kernel;
 pub use launch::{Completion, DEFAULT_STACK_BYTES, Launch, LaunchOptions};
-pub use queue::{Queue, QueueError, QueueOptions};
+pub use queue::{Queue, QueueOptions};
 pub use signal::{Condition, MemoryOrder, Signal, Timestamps};

@@ -32,12 +32,12 @@ unsafe impl Ioctl for AmdgpuInfo {
 }
 
 /// Every request defined here, for tables and the layout tests.
-pub const ALL: &[kfd::request::RequestInfo] = &[
-    kfd::request::RequestInfo {
+pub const ALL: &[kfd::ioctl::requests::RequestInfo] = &[
+    kfd::ioctl::requests::RequestInfo {
         name: Version::NAME,
         opcode: Version::OPCODE,
     },
-    kfd::request::RequestInfo {
+    kfd::ioctl::requests::RequestInfo {
         name: AmdgpuInfo::NAME,
         opcode: AmdgpuInfo::OPCODE,
     },

@@ -32,7 +32,7 @@ use crate::abi::{
 };
 use crate::error::{Error, Result};
 use crate::event_page::EventPage;
-use crate::ioctls;
+use crate::ioctl::calls as ioctls;
 use crate::retry::restarting;
 use crate::sys::{Backend, HOST_KERNEL, OFlag, Sys};
 

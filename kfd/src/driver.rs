@@ -17,7 +17,7 @@ use crate::address_space::AddressSpace;
 use crate::binding::{ProcessBinding, RuntimeState};
 use crate::error::{Error, Result};
 pub use crate::gpu::{Gpu, HiddenGpu};
-use crate::ioctls;
+use crate::ioctl::calls as ioctls;
 use crate::open_sequence::{self, OpenSequence};
 use crate::render_node::RenderNodeOpener;
 use crate::retry::restarting;

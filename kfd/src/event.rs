@@ -21,7 +21,7 @@ use crate::abi::{
 };
 use crate::driver::Kfd;
 use crate::error::{Error, Result};
-use crate::ioctls;
+use crate::ioctl::calls as ioctls;
 use crate::retry::{is_interrupted, restarting};
 
 /// The age a signal event has before it is first set.

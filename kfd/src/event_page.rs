@@ -17,7 +17,7 @@ use crate::abi::{
 };
 use crate::address_space::{AddressSpace, VaRange};
 use crate::error::{Error, Result};
-use crate::ioctls;
+use crate::ioctl::calls as ioctls;
 use crate::retry::restarting;
 use crate::sys::{MapFlags, ProtFlags, Sys};
 

@@ -2,8 +2,8 @@
 //!
 //! The ABI layer:
 //! - [`abi`]: the uapi structs, flags, mmap-offset encodings and sysfs names;
-//! - [`ioctl`] and [`request`]: typed opcodes and one request type per ioctl;
-//! - [`ioctls`]: one small function per ioctl;
+//! - [`ioctl`]: typed ioctl requests (`ioctl::requests`, one type per ioctl) and one small
+//!   function per ioctl (`ioctl::calls`), on the request numbers of `ioctl_number`;
 //! - [`sys`]: the [`Sys`] seam every system call goes through, and [`linux`]: its
 //!   implementation on the real kernel (the simulator in `amdgpu-sim` is the other).
 //!
@@ -21,7 +21,7 @@
 //! destroys itself when dropped; the driver closes when the last of them is gone. Errors name
 //! the operation and, where the kernel refused, the request and errno.
 //!
-//! `unsafe` lives in [`ioctl`], [`ioctls`], [`linux`], [`address_space`] (mappings), the event
+//! `unsafe` lives in [`ioctl`], [`linux`], [`address_space`] (mappings), the event
 //! page, [`memory`], [`doorbell`] and [`queue`] only.
 
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -37,15 +37,13 @@ pub mod event;
 mod event_page;
 mod gpu;
 pub mod ioctl;
-pub mod ioctls;
+mod ioctl_number;
 pub mod linux;
 pub mod memory;
-mod opcode;
 mod open_sequence;
 pub mod queue;
 pub mod queue_sizes;
 pub mod render_node;
-pub mod request;
 mod retry;
 pub mod sdma_queue;
 pub mod sys;

@@ -140,8 +140,8 @@ mod tests {
             .unwrap();
         let mut version = crate::abi::GetVersionArgs::default();
         // /dev/null is not /dev/kfd: the kernel answers the KFD request with ENOTTY.
-        let err =
-            crate::ioctl::call::<crate::request::GetVersion>(&sys, fd, &mut version).unwrap_err();
+        let err = crate::ioctl::call::<crate::ioctl::requests::GetVersion>(&sys, fd, &mut version)
+            .unwrap_err();
         assert_eq!(err.errno, Errno::ENOTTY);
         assert_eq!(err.request, "AMDKFD_IOC_GET_VERSION");
         // /dev/null is the character device 1:3; a directory is no character device.

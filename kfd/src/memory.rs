@@ -19,7 +19,7 @@ use crate::abi::{AllocFlags, AllocMemoryOfGpuArgs};
 use crate::address_space::{VaRange, default_alignment};
 use crate::driver::Kfd;
 use crate::error::{Error, Result};
-use crate::ioctls;
+use crate::ioctl::calls as ioctls;
 use crate::retry::restarting;
 use crate::sys::{MapFlags, ProtFlags};
 

@@ -15,7 +15,7 @@ use crate::binding::{BindingState, ProcessBinding, RenderFile};
 use crate::error::{Error, Result};
 use crate::event_page::EventPage;
 use crate::gpu::{Gpu, HiddenGpu};
-use crate::ioctls;
+use crate::ioctl::calls as ioctls;
 use crate::render_node::RenderNodeOpener;
 use crate::retry::restarting;
 use crate::sys::Sys;

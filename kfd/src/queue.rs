@@ -18,7 +18,7 @@ use crate::abi::{CreateQueueArgs, QueueType, UpdateQueueArgs};
 use crate::doorbell::{Doorbell, split_doorbell_offset};
 use crate::driver::Kfd;
 use crate::error::{Error, Result};
-use crate::ioctls;
+use crate::ioctl::calls as ioctls;
 use crate::memory::{Allocation, BufferObject, GpuMapping, MemoryKind};
 use crate::queue_sizes::CwsrSizes;
 use crate::retry::restarting;

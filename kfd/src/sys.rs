@@ -19,7 +19,7 @@ pub use nix::fcntl::OFlag;
 pub use nix::sys::mman::{MapFlags, MmapAdvise, ProtFlags};
 
 use crate::errno::Errno;
-use crate::opcode::Opcode;
+use crate::ioctl_number::Opcode;
 
 /// [`Sys::kernel_id`] of the host kernel.
 pub const HOST_KERNEL: u64 = 0;

@@ -12,10 +12,9 @@ use std::time::{Duration, Instant};
 
 use common::{aql_queue, close, open};
 use kfd::abi::EventType;
+use kfd::ioctl::calls as ioctls;
 use kfd::queue::FULL_PERCENTAGE;
-use kfd::{
-    Allocation, Errno, Error, EventWait, Linux, MemoryKind, QueueConfig, Sys, WaitStatus, ioctls,
-};
+use kfd::{Allocation, Errno, Error, EventWait, Linux, MemoryKind, QueueConfig, Sys, WaitStatus};
 use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
 use test_support::{fork, hardware, watchdog};
 

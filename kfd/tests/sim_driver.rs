@@ -14,10 +14,11 @@ use amdgpu_sim::vm::{Access, FaultKind, MemoryFault};
 use amdgpu_sim::{InertQueueEngine, Machine, MachineConfig, ResetCause};
 use common::{RING_BYTES, aql_queue, binding_only, close, open};
 use kfd::abi::{EventType, exception};
+use kfd::ioctl::calls as ioctls;
 use kfd::queue::NORMAL_PRIORITY;
 use kfd::{
     Allocation, Errno, Error, EventException, EventWait, Kfd, MemoryKind, QueueConfig, Sys,
-    WaitStatus, ioctls,
+    WaitStatus,
 };
 use test_support::watchdog;
 
@@ -914,7 +915,7 @@ impl Sys for WaitRecorder {
         request: kfd::Opcode,
         arg: *mut std::ffi::c_void,
     ) -> Result<i32, Errno> {
-        let wait = request == <kfd::request::WaitEvents as kfd::ioctl::Ioctl>::OPCODE;
+        let wait = request == <kfd::ioctl::requests::WaitEvents as kfd::ioctl::Ioctl>::OPCODE;
         let args = arg.cast::<kfd::abi::WaitEventsArgs>();
         // SAFETY: for WAIT_EVENTS the argument is a WaitEventsArgs (the Sys::ioctl contract).
         let before = wait.then(|| unsafe { (*args).timeout });

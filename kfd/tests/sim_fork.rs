@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use amdgpu_sim::{Machine, MachineConfig};
 use common::{aql_queue, open};
-use kfd::{Allocation, Errno, Error, Kfd, MemoryKind, Sys, WaitStatus, ioctls};
+use kfd::ioctl::calls as ioctls;
+use kfd::{Allocation, Errno, Error, Kfd, MemoryKind, Sys, WaitStatus};
 use test_support::fork;
 
 /// How long the forked child may take before its watchdog fails it.

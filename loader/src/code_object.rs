@@ -2,10 +2,11 @@
 //! segments, dynamic section, symbols, relocations, metadata, kernel descriptors), so that
 //! [`CodeObject::load`] is a copy plus arithmetic.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use object::LittleEndian as LE;
-use object::read::elf::SectionHeader as _;
+use object::read::elf::{ProgramHeader as _, SectionHeader as _};
 
 use crate::dynamic::{DynamicInfo, RELA_ENTRY_SIZE, SYM_ENTRY_SIZE, vaddr_bytes};
 use crate::elf_file::{CodeObjectVersion, ElfFile, SHT_DYNSYM, SHT_RELA, SHT_STRTAB, SHT_SYMTAB};
@@ -31,6 +32,7 @@ use crate::target::TargetId;
 pub struct CodeObject<'data> {
     data: &'data [u8],
     segments: Vec<LoadSegment>,
+    relocation_read_only: Vec<Range<u64>>,
     dynamic: Option<DynamicInfo>,
     dynamic_symbols: Vec<Symbol<'data>>,
     static_symbols: Vec<Symbol<'data>>,
@@ -57,6 +59,21 @@ impl<'data> CodeObject<'data> {
             });
         }
         let (segments, layout) = load_segments(&elf)?;
+        let relocation_read_only = elf
+            .segments_of_type(object::elf::PT_GNU_RELRO.0)
+            .map(|(index, ph)| {
+                let start = ph.p_vaddr(LE);
+                start
+                    .checked_add(ph.p_memsz(LE))
+                    .map(|end| start..end)
+                    .ok_or_else(|| {
+                        Error::malformed(
+                            format!("program header {index} (PT_GNU_RELRO)"),
+                            "p_vaddr + p_memsz overflows",
+                        )
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
         let dynamic = DynamicInfo::parse(&elf)?;
         let section_count = elf.section_headers.len();
 
@@ -115,6 +132,7 @@ impl<'data> CodeObject<'data> {
         Ok(Self {
             data,
             segments,
+            relocation_read_only,
             dynamic,
             dynamic_symbols,
             static_symbols,
@@ -153,6 +171,13 @@ impl<'data> CodeObject<'data> {
     /// The `PT_LOAD` segments, in address order.
     pub fn segments(&self) -> &[LoadSegment] {
         &self.segments
+    }
+
+    /// The relocation-read-only ranges (`PT_GNU_RELRO`: `.dynamic`, `.got`, `.data.rel.ro`,
+    /// init/fini arrays) as `p_vaddr..p_vaddr + p_memsz`: written while loading, never by the
+    /// code after it.
+    pub fn relocation_read_only(&self) -> &[Range<u64>] {
+        &self.relocation_read_only
     }
 
     /// What `PT_DYNAMIC` says, if the object has one.

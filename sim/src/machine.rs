@@ -15,7 +15,7 @@ use crate::driver::device::{Device, FIRST_SIMD_ID_BASE};
 use crate::driver::fork_gate;
 use crate::driver::host_memory::MemoryFile;
 use crate::driver::injection::FaultInjection;
-use crate::driver::kernel::Kernel;
+use crate::driver::os_kernel::Kernel;
 use crate::driver::process::Process;
 use crate::driver::shared::Shared;
 use crate::driver::topology::Topology;

@@ -24,7 +24,7 @@ use aql::{AmdSignal, BarrierPacket, FenceScope, Header, KernelDispatchPacket, Pa
 use common::{Bo, QueueBuffers, Session, small_config};
 use kfd::abi::mmap_offset::split_doorbell_offset;
 use kfd::abi::{EventData, EventType, WaitResult};
-use kfd::ioctls;
+use kfd::ioctl::calls as ioctls;
 use zerocopy::{Immutable, IntoBytes};
 
 /// WAIT_EVENTS timeout: a hang guard only.

@@ -13,7 +13,7 @@ use aql::{FenceScope, Header, KernelDispatchPacket, PacketType};
 use common::{Bo, Session};
 use kfd::abi::mmap_offset::split_doorbell_offset;
 use kfd::abi::{EventData, EventType, WaitResult};
-use kfd::ioctls;
+use kfd::ioctl::calls as ioctls;
 use zerocopy::IntoBytes;
 
 /// Elements of the vectors.

@@ -14,8 +14,8 @@ use kfd::abi::{
     CachePolicy, CreateQueueArgs, GetClockCountersArgs, GetVersionArgs, KFD_IOCTL_MAJOR_VERSION,
     SetMemoryPolicyArgs,
 };
+use kfd::ioctl::calls as ioctls;
 use kfd::ioctl::{Direction, Opcode};
-use kfd::ioctls;
 use kfd::sys::{OFlag, Sys};
 
 /// Issue a raw request on `arg` (a byte buffer standing in for any struct).
@@ -278,7 +278,7 @@ fn per_process_settings_validate_gpu_and_binding() {
         misc_process_flag: 1,
         ..Default::default()
     };
-    common::ioctl::<kfd::request::SetMemoryPolicy>(s.sys(), s.kfd, &mut policy).unwrap();
+    common::ioctl::<kfd::ioctl::requests::SetMemoryPolicy>(s.sys(), s.kfd, &mut policy).unwrap();
     let unbound = Machine::new(small_config()).unwrap();
     let kfd = open_kfd(&unbound);
     let gpu = unbound.gpus()[0].gpu_id;
@@ -319,7 +319,7 @@ fn per_process_settings_validate_gpu_and_binding() {
         gpu_id: unknown,
         ..Default::default()
     };
-    common::ioctl::<kfd::request::GetClockCounters>(s.sys(), s.kfd, &mut args).unwrap();
+    common::ioctl::<kfd::ioctl::requests::GetClockCounters>(s.sys(), s.kfd, &mut args).unwrap();
     assert_eq!(args.gpu_clock_counter, 0);
 
     // Apertures: one entry per GPU, GFX9 layout, even before ACQUIRE_VM.
@@ -335,22 +335,24 @@ fn per_process_settings_validate_gpu_and_binding() {
 fn apertures_array_faults_and_sizes() {
     let s = Session::new(small_config().with_gpu_count(3));
     let mut args = kfd::abi::GetProcessAperturesNewArgs::default();
-    common::ioctl::<kfd::request::GetProcessAperturesNew>(s.sys(), s.kfd, &mut args).unwrap();
+    common::ioctl::<kfd::ioctl::requests::GetProcessAperturesNew>(s.sys(), s.kfd, &mut args)
+        .unwrap();
     assert_eq!(args.num_of_nodes, 3);
     let mut two = [kfd::abi::ProcessDeviceApertures::default(); 2];
     args.kfd_process_device_apertures_ptr = two.as_mut_ptr() as u64;
     args.num_of_nodes = 2;
-    common::ioctl::<kfd::request::GetProcessAperturesNew>(s.sys(), s.kfd, &mut args).unwrap();
+    common::ioctl::<kfd::ioctl::requests::GetProcessAperturesNew>(s.sys(), s.kfd, &mut args)
+        .unwrap();
     assert_eq!(args.num_of_nodes, 2);
     assert_eq!(two[1].gpu_id, s.gpu_ids[1]);
     args.kfd_process_device_apertures_ptr = 64;
     assert_eq!(
-        common::ioctl::<kfd::request::GetProcessAperturesNew>(s.sys(), s.kfd, &mut args),
+        common::ioctl::<kfd::ioctl::requests::GetProcessAperturesNew>(s.sys(), s.kfd, &mut args),
         Err(Errno::EFAULT)
     );
     args.num_of_nodes = 1 << 20;
     assert_eq!(
-        common::ioctl::<kfd::request::GetProcessAperturesNew>(s.sys(), s.kfd, &mut args),
+        common::ioctl::<kfd::ioctl::requests::GetProcessAperturesNew>(s.sys(), s.kfd, &mut args),
         Err(Errno::ENOMEM)
     );
 }

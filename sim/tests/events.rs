@@ -15,8 +15,8 @@ use kfd::abi::{
     CreateEventArgs, EventData, EventType, KFD_EVENT_TIMEOUT_INFINITE, WaitEventsArgs, WaitResult,
     exception,
 };
-use kfd::ioctls;
-use kfd::request as req;
+use kfd::ioctl::calls as ioctls;
+use kfd::ioctl::requests as req;
 use test_support::{wait, watchdog};
 
 fn pid() -> i32 {
@@ -200,7 +200,7 @@ fn the_event_page_gpu_must_be_bound() {
     let gpus = m.gpus();
     let kfd = common::open_kfd(&m);
     let render = common::open_render(&m, gpus[0].render_minor);
-    kfd::ioctls::acquire_vm(&m, kfd, render, gpus[0].gpu_id).unwrap();
+    kfd::ioctl::calls::acquire_vm(&m, kfd, render, gpus[0].gpu_id).unwrap();
     let mut args = CreateEventArgs {
         event_page_offset: kfd::abi::make_handle(gpus[1].gpu_id, 0),
         event_type: EventType::SIGNAL.0,

@@ -11,7 +11,7 @@ use std::time::Duration;
 use amdgpu_sim::MachineConfig;
 use common::Session;
 use kfd::abi::{EventData, EventType, KFD_EVENT_TIMEOUT_INFINITE, WaitResult};
-use kfd::ioctls;
+use kfd::ioctl::calls as ioctls;
 use test_support::watchdog;
 
 /// User plus system CPU time of the whole process.

@@ -22,8 +22,8 @@ mod common;
 use common::{PAGE, Session, ioctl, small_config};
 use kfd::Errno;
 use kfd::abi::{AllocFlags, AllocMemoryOfGpuArgs};
-use kfd::ioctls;
-use kfd::request as req;
+use kfd::ioctl::calls as ioctls;
+use kfd::ioctl::requests as req;
 
 /// 2^48 − 2 MiB (CSA) − 2 MiB (SEQ64) − 8 KiB (trap): worked by hand from amdgpu_vm.h.
 const TRAP_START_6_9: u64 = 0xFFFF_FFBF_E000;

@@ -18,8 +18,8 @@ use kfd::abi::{
     AllocFlags, AllocMemoryOfGpuArgs, MapMemoryToGpuArgs, UnmapMemoryFromGpuArgs, handle_gpu_id,
     handle_idr_id, make_handle,
 };
-use kfd::ioctls;
-use kfd::request as req;
+use kfd::ioctl::calls as ioctls;
+use kfd::ioctl::requests as req;
 use kfd::sys::{MapFlags, ProtFlags};
 use test_support::watchdog;
 

@@ -15,7 +15,7 @@ use common::{Session, open_kfd, open_render, recording_session, small_config};
 use kfd::Errno;
 use kfd::abi::mmap_offset::{self, MmapType};
 use kfd::abi::{AllocFlags, CreateEventArgs, EventType};
-use kfd::ioctls;
+use kfd::ioctl::calls as ioctls;
 use kfd::sys::{OFlag, Sys};
 use test_support::{fork, wait};
 
@@ -102,7 +102,7 @@ fn acquire_vm_binds_one_drm_file_per_gpu() {
     };
     let mut args = s_unbound;
     assert_eq!(
-        common::ioctl::<kfd::request::AllocMemoryOfGpu>(&m, kfd, &mut args),
+        common::ioctl::<kfd::ioctl::requests::AllocMemoryOfGpu>(&m, kfd, &mut args),
         Err(Errno::ENODEV)
     );
 
@@ -129,7 +129,7 @@ fn acquire_vm_binds_one_drm_file_per_gpu() {
         Errno::EBUSY
     );
     let mut args = s_unbound;
-    common::ioctl::<kfd::request::AllocMemoryOfGpu>(&m, kfd, &mut args).unwrap();
+    common::ioctl::<kfd::ioctl::requests::AllocMemoryOfGpu>(&m, kfd, &mut args).unwrap();
     // SAFETY: closing the dup made above.
     unsafe { libc::close(dup) };
     m.close(other).unwrap();
@@ -311,7 +311,7 @@ fn child_checks(
         flags: AllocFlags::GTT.bits(),
         ..Default::default()
     };
-    common::ioctl::<kfd::request::AllocMemoryOfGpu>(m, kfd, &mut args)
+    common::ioctl::<kfd::ioctl::requests::AllocMemoryOfGpu>(m, kfd, &mut args)
         .map_err(|e| format!("ALLOC_MEMORY_OF_GPU in the child: {e:?}"))?;
     Ok(())
 }

@@ -14,8 +14,8 @@ use kfd::abi::mmap_offset::{self, MmapType};
 use kfd::abi::{
     AllocFlags, CreateQueueArgs, GetQueueWaveStateArgs, QueueType, SetCuMaskArgs, UpdateQueueArgs,
 };
-use kfd::ioctls;
-use kfd::request as req;
+use kfd::ioctl::calls as ioctls;
+use kfd::ioctl::requests as req;
 
 fn pid() -> i32 {
     std::process::id() as i32

@@ -58,7 +58,7 @@ fn the_driver_is_amdgpu() {
     m.close(checked).unwrap();
     // KFD requests on a render node: wrong ioctl type.
     assert_eq!(
-        kfd::ioctls::get_version(&m, fd).unwrap_err().errno,
+        kfd::ioctl::calls::get_version(&m, fd).unwrap_err().errno,
         Errno::ENOTTY
     );
     // DRM ioctls that are not modelled: EINVAL.

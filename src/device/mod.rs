@@ -4,6 +4,8 @@
 //! - [`registry`]: while a device is open, every `open()` in the process gets the same one;
 //! - [`lifetime`]: the handles it gives out, and how a shutdown empties them;
 //! - [`fork`]: telling a fork child from its parent cheaply;
+//! - `signal_pool`: signal memory and events, recycled (owned by the open device, used by
+//!   signals, queues and kernarg rings);
 //! - [`unload`]: what a copy of the library gives back when the plugin that embeds it is
 //!   unloaded.
 //!
@@ -17,6 +19,7 @@ pub(crate) mod fork;
 pub(crate) mod lifetime;
 mod registry;
 pub use faults::MemoryFault;
+pub(crate) mod signal_pool;
 pub(crate) mod unload;
 
 use std::fmt;
@@ -33,10 +36,10 @@ use tracing::{debug, info_span, warn};
 use crate::agent::{self, CpuAgent, GpuAgent};
 use crate::backend;
 use crate::error::{Error, Result};
-use crate::signal::pool::SignalPool;
 use lifetime::ObjectTable;
 pub(crate) use lifetime::Stage as TeardownStage;
 use registry::Registry;
+use signal_pool::SignalPool;
 
 /// A handle to the process-wide device: every GPU and CPU agent the kernel driver offers.
 ///

@@ -74,6 +74,7 @@ pub(crate) fn release_simulated_state() -> bool {
         return false;
     }
     kfd::release_simulated_bindings();
+    #[cfg(feature = "sim")]
     amdgpu_sim::release_default_machine();
     registry.release();
     true

@@ -6,32 +6,27 @@
 //! A [`Load`] is what every handle of one load holds; its `Drop` is the unload: teardown
 //! callback, `fini` kernels, then the memory goes with the last [`Core`] reference.
 //!
-//! `init` and `fini` kernels run on a queue of their own, made for the occasion: one
-//! work-item each (LLVM's `amdgcn.device.init` walks the constructor array in one thread),
-//! a kernarg segment filled by [`KernargLayout::write`], a completion signal waited on with a
-//! timeout. The queue goes when they are done. A failing `init` kernel (fault, timeout) fails
-//! the load with the queue's error; a failing `fini` kernel is logged (an unload cannot fail).
-//!
-//! Unsure / limits: the hidden `queue_ptr` is 0 (the safe `Queue` does not expose its
-//! `amd_queue_t` address), and the queue has no scratch, so a constructor that needs a stack
-//! (LLVM marks every init kernel `uses_dynamic_stack`, but leaf constructors never touch it)
-//! faults and fails the load. Both go away when kernel launch sets up scratch for a queue.
+//! `init` and `fini` kernels run on a queue of their own, made for the occasion, through
+//! [`Queue::launch`](crate::Queue::launch) like any kernel: one work-item each (LLVM's
+//! `amdgcn.device.init` walks the constructor array in one thread), waited on with a timeout
+//! after which their queue is aborted. The queue goes when they are done. A failing `init`
+//! kernel (fault, timeout) fails the load with the queue's error; a failing `fini` kernel is
+//! logged (an unload cannot fail). The launch gives them what every launch gets: hidden
+//! arguments, and scratch for the dynamic stack LLVM marks every init kernel as using.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use amdgpu_loader::metadata::KernelKind;
-use aql::builder::{DispatchBuilder, DispatchLimits};
-use aql::signal::Condition;
 use tracing::{debug, warn};
 
 use super::options::{LoadOptions, TeardownCallback};
-use super::registry::{self, LoadKey};
+use super::registry::{self, LoadKey, Shareable};
 use super::{Core, Executable};
+use crate::QueueOptions;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::kernarg::{Geometry, KernargLayout, LaunchContext};
-use crate::{MemoryLocation, QueueOptions};
+use crate::kernarg::Geometry;
 
 /// One load of a code object, shared by every handle to it.
 pub(crate) struct Load {
@@ -98,9 +93,10 @@ impl Load {
     pub(crate) fn core(&self) -> &Arc<Core> {
         &self.core
     }
+}
 
-    /// Whether the load can still be handed out (its device is open).
-    pub(crate) fn is_usable(&self) -> bool {
+impl Shareable for Load {
+    fn is_usable(&self) -> bool {
         self.core.owned.with(|_| Ok(())).is_ok()
     }
 }
@@ -146,8 +142,16 @@ fn kernels_of_kind(core: &Core, kind: KernelKind) -> Vec<String> {
         .collect()
 }
 
-/// Run each kernel of `names` once, one work-item, in order, waiting for each.
-fn run_kernels(device: &Device, core: &Core, names: &[String], timeout: Duration) -> Result<()> {
+/// Run each kernel of `names` once, one work-item, in order, waiting for each: through
+/// [`Queue::launch`](crate::Queue::launch) like every other launch (arguments checked against
+/// the metadata, hidden arguments, scratch for a dynamic stack, the agent's dispatch limits).
+/// A kernel that does not finish within `timeout` has its queue aborted.
+fn run_kernels(
+    device: &Device,
+    core: &Arc<Core>,
+    names: &[String],
+    timeout: Duration,
+) -> Result<()> {
     if names.is_empty() {
         return Ok(());
     }
@@ -164,35 +168,24 @@ fn run_kernels(device: &Device, core: &Core, names: &[String], timeout: Duration
             ..QueueOptions::default()
         },
     )?;
+    // A view of the load: whoever runs these holds the load itself.
+    let view = Executable {
+        core: Arc::clone(core),
+        load: None,
+    };
     for name in names {
-        let kernel = core
+        let kernel = view.kernel(name)?;
+        let kind = core
             .image
             .kernel(name)
-            .ok_or_else(|| Error::InvalidArgument(format!("no kernel {name:?}")))?;
-        let layout = KernargLayout::new(&kernel)?;
-        let mut bytes = vec![0u8; layout.reserved_size().max(16) as usize];
-        let shape = layout.write(
-            &mut bytes,
-            &Geometry::d1(1, 1),
-            &[],
-            &LaunchContext::default(),
-        )?;
-        let segment = device.alloc(&gpu, MemoryLocation::Kernarg, bytes.len())?;
-        segment.write(0, &bytes)?;
-        let done = device.signal(1)?;
-        let packet = DispatchBuilder::new(kernel.descriptor_address, segment.gpu_address())
-            .geometry(shape.dimensions, shape.grid_size, shape.workgroup_size)
-            .group_segment_size(shape.group_segment_size)
-            .private_segment_size(kernel.private_segment_size)
-            .completion_signal(done.handle())
-            .build(&DispatchLimits::GFX9)
-            .map_err(|e| Error::InvalidArgument(format!("kernel {name}: {e}")))?;
-        queue.dispatch(&packet)?;
+            .and_then(|k| k.metadata)
+            .map_or("normal", |m| m.kind.name());
         queue
-            .wait(&done, Condition::Eq, 0, Some(timeout))
+            .launch(&kernel, &Geometry::d1(1, 1), &[])?
+            .wait_or_abort(timeout)
             .map_err(|error| match error {
                 Error::Timeout { after, .. } => Error::Timeout {
-                    what: format!("the {} kernel {name}", kind_name(&kernel)),
+                    what: format!("the {kind} kernel {name}"),
                     after,
                 },
                 other => other,
@@ -200,8 +193,4 @@ fn run_kernels(device: &Device, core: &Core, names: &[String], timeout: Duration
         debug!(kernel = name.as_str(), "ran");
     }
     Ok(())
-}
-
-fn kind_name(kernel: &amdgpu_loader::Kernel<'_>) -> &'static str {
-    kernel.metadata.map_or("normal", |m| m.kind.name())
 }

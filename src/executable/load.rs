@@ -113,7 +113,7 @@ impl Device {
         let size = code_object.image_size().max(1);
         let align = code_object.image_align().max(4096);
         let mut request = Allocation::new(kind, size).executable().aligned(align);
-        if !permissions::gpu_writes_image(bytes, code_object.segments()) {
+        if !permissions::gpu_writes_image(&code_object) {
             request = request.gpu_read_only();
         }
         let gpu_id = gpu.gpu_id;

@@ -38,15 +38,18 @@ mod options;
 mod permissions;
 mod registry;
 
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use amdgpu_loader::{KernelArg, LoadedImage};
+use amdgpu_loader::LoadedImage;
 use kfd::{BufferObject, GpuMapping};
 
 use crate::device::lifetime::{Owned, Wake};
 use crate::error::{Error, Result};
 use crate::kernarg::KernargLayout;
+use crate::kernel::KeepLoaded;
+pub use crate::kernel::Kernel;
 use lifecycle::Load;
 pub use options::{LoadOptions, SetupCallback, TeardownCallback};
 
@@ -79,60 +82,6 @@ pub(crate) struct ExecutableState {
 }
 
 impl Wake for ExecutableState {}
-
-/// A kernel of an executable: what a dispatch packet and its kernarg segment need.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Kernel {
-    /// Its name (without `.kd`).
-    pub name: String,
-    /// The kernel descriptor's GPU address: the dispatch packet's `kernel_object`.
-    pub kernel_object: u64,
-    /// The GPU address of its first instruction.
-    pub entry_address: u64,
-    /// The second entry point of a kernel that takes preloaded kernel arguments (the first
-    /// skips the preload prologue on firmware that preloads); `None` otherwise.
-    pub preload_entry_address: Option<u64>,
-    /// Bytes of its kernarg segment.
-    pub kernarg_size: u32,
-    /// Alignment of its kernarg segment.
-    pub kernarg_align: u32,
-    /// Static group (LDS) bytes per work-group.
-    pub group_segment_size: u32,
-    /// Private (scratch) bytes per work-item.
-    pub private_segment_size: u32,
-    /// The wavefront size it was compiled for.
-    pub wavefront_size: u32,
-    /// Its arguments from the metadata (explicit, then hidden), in order.
-    pub args: Vec<KernelArg>,
-    /// Where its kernel arguments go: what [`Queue::launch`] fills.
-    ///
-    /// [`Queue::launch`]: crate::Queue::launch
-    pub layout: Arc<KernargLayout>,
-    /// The GPU it is loaded on.
-    pub gpu_id: u32,
-    /// Keeps the code loaded while this kernel (or a clone) exists, so a launch can never run
-    /// code that was unloaded under it.
-    loaded: KeepLoaded,
-}
-
-/// A kernel's hold on its load. Two kernels compare by what they describe, not by this.
-#[derive(Clone)]
-struct KeepLoaded(Option<Arc<Load>>);
-
-impl PartialEq for KeepLoaded {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for KeepLoaded {}
-
-impl fmt::Debug for KeepLoaded {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() { "loaded" } else { "view" })
-    }
-}
 
 /// A device variable (a global of the code object).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,7 +124,11 @@ impl Executable {
             })?;
             let layout = Arc::new(KernargLayout::new(&kernel)?);
             Ok(Kernel {
-                loaded: KeepLoaded(self.load.clone()),
+                loaded: KeepLoaded(
+                    self.load
+                        .clone()
+                        .map(|load| load as Arc<dyn Any + Send + Sync>),
+                ),
                 layout,
                 gpu_id: self.core.gpu_id,
                 name: kernel.name.to_owned(),

@@ -9,12 +9,19 @@
 //! the same one wait for the first. A slot leaves the table when its load is dropped and
 //! nobody is using the slot.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use super::lifecycle::Load;
 use crate::error::Result;
+
+/// What the table holds (weakly): a load that says whether it may still be handed out. The
+/// table knows nothing else of it, so the load's own life (`lifecycle`) can use the table.
+pub(crate) trait Shareable: Any + Send + Sync {
+    /// Whether the load can still be handed out (its device is open).
+    fn is_usable(&self) -> bool;
+}
 
 /// What makes two loads the same.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -67,7 +74,7 @@ impl ContentHash {
     }
 }
 
-type Slot = Arc<Mutex<Weak<Load>>>;
+type Slot = Arc<Mutex<Weak<dyn Any + Send + Sync>>>;
 
 static LOADS: Mutex<Option<HashMap<LoadKey, Slot>>> = Mutex::new(None);
 
@@ -77,21 +84,28 @@ fn table() -> std::sync::MutexGuard<'static, Option<HashMap<LoadKey, Slot>>> {
 
 /// The live load of `key` if there is one (and its device is open), else the one `load`
 /// makes, recorded for the next caller. Concurrent callers with the same key run `load` once.
-pub(crate) fn find_or_load(
+pub(crate) fn find_or_load<L: Shareable>(
     key: &LoadKey,
-    load: impl FnOnce() -> Result<Arc<Load>>,
-) -> Result<Arc<Load>> {
+    load: impl FnOnce() -> Result<Arc<L>>,
+) -> Result<Arc<L>> {
     let slot = Arc::clone(
         table()
             .get_or_insert_with(HashMap::new)
             .entry(key.clone())
-            .or_default(),
+            .or_insert_with(|| Arc::new(Mutex::new(Weak::<()>::new()))),
     );
     let outcome = {
         let mut current = slot.lock().unwrap_or_else(PoisonError::into_inner);
-        match current.upgrade().filter(|l| l.is_usable()) {
+        match current
+            .upgrade()
+            .and_then(|held| held.downcast::<L>().ok())
+            .filter(|l| l.is_usable())
+        {
             Some(existing) => Ok(existing),
-            None => load().inspect(|fresh| *current = Arc::downgrade(fresh)),
+            None => load().inspect(|fresh| {
+                let held: Arc<dyn Any + Send + Sync> = Arc::clone(fresh) as _;
+                *current = Arc::downgrade(&held);
+            }),
         }
     };
     drop(slot);

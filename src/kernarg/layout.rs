@@ -394,7 +394,8 @@ impl KernargLayout {
             let at = slot.offset as usize;
             let width = slot.size as usize;
             match (&slot.kind, arg) {
-                (ArgKind::Pointer(_), Arg::Pointer(address)) => {
+                (ArgKind::Pointer(_), Arg::Pointer(_) | Arg::Memory(_)) => {
+                    let address = arg.address().unwrap_or_default();
                     segment[at..at + 8].copy_from_slice(&address.to_le_bytes());
                 }
                 (ArgKind::ByValue, _) if arg.value_bytes().map(<[u8]>::len) == Some(width) => {

@@ -17,4 +17,4 @@ pub use error::KernargError;
 pub use geometry::{Geometry, MAX_WORKGROUP_SIZE};
 pub use hidden::LaunchContext;
 pub use layout::{ArgKind, DispatchShape, ExplicitArg, KernargLayout, PreloadedKernargs};
-pub use value::{Arg, Scalar};
+pub use value::{Arg, KeepAlive, MemoryRef, Scalar};

@@ -1,7 +1,17 @@
 //! The values a caller gives for a kernel's explicit arguments.
 
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
 /// One explicit kernel argument, in the order of the kernel's source. Building one never
-/// allocates: scalars are held inline, aggregates are borrowed.
+/// allocates: scalars are held inline, aggregates and buffers are borrowed.
+///
+/// A buffer argument is typed: [`Arg::buffer`] takes the [`Buffer`](crate::Buffer) itself,
+/// and the launch keeps the buffer's memory alive until the kernel has completed, even if
+/// every handle to it is dropped first. [`Arg::ptr`] is the raw form for research code: any
+/// device address, checked only for being a pointer, with nothing kept alive (the caller
+/// answers for the memory).
 ///
 /// ```
 /// use aqueduct::kernarg::Arg;
@@ -11,8 +21,12 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arg<'a> {
     /// A device address for a `global_buffer` argument (a global or constant pointer), or for
-    /// an image, sampler or pipe argument (the address of its descriptor or object).
+    /// an image, sampler or pipe argument (the address of its descriptor or object): the raw
+    /// form, for research code; nothing keeps the memory alive.
     Pointer(u64),
+    /// Device memory the launch keeps alive until it completes ([`Arg::buffer`]), passed as
+    /// its device address.
+    Memory(MemoryRef<'a>),
     /// A `by_value` scalar of 1, 2, 4 or 8 bytes, little-endian.
     Scalar(Scalar),
     /// A `by_value` aggregate (a struct, a vector, an array), its exact bytes.
@@ -21,6 +35,56 @@ pub enum Arg<'a> {
     /// placed by the builder after the kernel's static LDS.
     Local(u32),
 }
+
+/// What keeps device memory alive: a handle the launch clones and holds until its kernel has
+/// completed.
+pub trait KeepAlive: Sync {
+    /// A reference that keeps the memory allocated and mapped while it lives.
+    fn keep_alive(&self) -> Arc<dyn Any + Send + Sync>;
+}
+
+/// A typed reference to device memory used by a launch: the address passed to the kernel and
+/// the owner whose memory the launch keeps alive.
+#[derive(Clone, Copy)]
+pub struct MemoryRef<'a> {
+    address: u64,
+    owner: &'a dyn KeepAlive,
+}
+
+impl<'a> MemoryRef<'a> {
+    /// `address` inside the memory `owner` keeps alive.
+    pub fn new(address: u64, owner: &'a dyn KeepAlive) -> Self {
+        Self { address, owner }
+    }
+
+    /// The device address passed to the kernel.
+    pub fn address(&self) -> u64 {
+        self.address
+    }
+
+    /// A reference that keeps the memory alive.
+    pub fn keep_alive(&self) -> Arc<dyn Any + Send + Sync> {
+        self.owner.keep_alive()
+    }
+}
+
+impl fmt::Debug for MemoryRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MemoryRef({:#x})", self.address)
+    }
+}
+
+impl PartialEq for MemoryRef<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.address == other.address
+            && std::ptr::addr_eq(
+                std::ptr::from_ref(self.owner),
+                std::ptr::from_ref(other.owner),
+            )
+    }
+}
+
+impl Eq for MemoryRef<'_> {}
 
 /// A scalar of up to 8 bytes, kept inline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,9 +110,25 @@ impl Scalar {
 }
 
 impl<'a> Arg<'a> {
-    /// A device pointer.
+    /// A raw device address (the research form): checked only for being a pointer argument,
+    /// and nothing keeps the memory alive; prefer [`Arg::buffer`].
     pub fn ptr(address: u64) -> Self {
         Self::Pointer(address)
+    }
+
+    /// Device memory at `address` that `owner` keeps alive while the launch runs (what
+    /// [`Arg::buffer`] builds from a [`Buffer`](crate::Buffer)).
+    pub fn memory(address: u64, owner: &'a dyn KeepAlive) -> Self {
+        Self::Memory(MemoryRef::new(address, owner))
+    }
+
+    /// The device address of a pointer argument, typed or raw.
+    pub fn address(&self) -> Option<u64> {
+        match self {
+            Self::Pointer(address) => Some(*address),
+            Self::Memory(memory) => Some(memory.address),
+            _ => None,
+        }
     }
 
     /// An 8-bit unsigned scalar (`uchar`, `bool`).
@@ -119,7 +199,7 @@ impl<'a> Arg<'a> {
     /// Bytes the value occupies in the kernarg segment (a pointer 8, LDS offsets 4).
     pub fn size(&self) -> usize {
         match self {
-            Self::Pointer(_) => 8,
+            Self::Pointer(_) | Self::Memory(_) => 8,
             Self::Scalar(s) => s.as_bytes().len(),
             Self::Bytes(b) => b.len(),
             Self::Local(_) => 4,
@@ -131,14 +211,14 @@ impl<'a> Arg<'a> {
         match self {
             Self::Scalar(s) => Some(s.as_bytes()),
             Self::Bytes(b) => Some(b),
-            Self::Pointer(_) | Self::Local(_) => None,
+            Self::Pointer(_) | Self::Memory(_) | Self::Local(_) => None,
         }
     }
 
     /// What the value is, for error messages: `a device pointer`, `a 4-byte scalar`, ...
     pub(crate) fn describe(&self) -> String {
         match self {
-            Self::Pointer(_) => "a device pointer".to_owned(),
+            Self::Pointer(_) | Self::Memory(_) => "a device pointer".to_owned(),
             Self::Scalar(s) => format!("{} scalar", sized(s.as_bytes().len())),
             Self::Bytes(b) => format!("{} aggregate", sized(b.len())),
             Self::Local(n) => format!("a request for {n} bytes of dynamic LDS"),

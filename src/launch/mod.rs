@@ -2,27 +2,26 @@
 //! writes its kernarg segment into memory recycled per queue, publishes the dispatch packet and
 //! returns a [`Launch`] to wait on.
 //!
-//! - `kernarg_ring`: the queue's kernarg segments and their completion signals.
-//!
-//! The hot path takes no system call but the doorbell, and allocates nothing: a segment is
-//! claimed (waiting only if it is still in use), filled in place by
+//! The hot path takes no system call but the doorbell, and allocates nothing for raw
+//! arguments: a segment is claimed (waiting only if it is still in use), filled in place by
 //! [`KernargLayout::write`](crate::kernarg::KernargLayout::write), and the packet published by
-//! `aql`'s producer.
-
-pub(crate) mod kernarg_ring;
+//! `aql`'s producer. A launch with typed buffer arguments ([`Arg::buffer`]) also records
+//! one handle per buffer with its segment (one small vector): they are released when a wait
+//! sees the kernel complete, or when the segment is next claimed (which waits for that), so
+//! a buffer's memory outlives every launch that uses it.
 
 use std::fmt;
 use std::time::Duration;
 
-use aql::builder::{AqlPacket, DispatchBuilder, DispatchLimits};
+use aql::builder::{AqlPacket, DispatchBuilder};
 use aql::signal::Condition;
 
 use crate::error::{Error, Result};
-use crate::executable::Kernel;
 use crate::kernarg::{Arg, Geometry};
+use crate::kernel::Kernel;
+use crate::queue::kernarg_ring::{Holds, KernargRing, SEGMENT_BYTES, Segment};
 use crate::queue::{Queue, QueueState};
 use crate::signal::{Signal, SignalWait, Timestamps};
-use kernarg_ring::{KernargRing, SEGMENT_BYTES, Segment};
 
 /// How to launch, beyond the kernel, geometry and arguments.
 #[derive(Clone, Copy, Debug, Default)]
@@ -88,9 +87,9 @@ impl Queue {
     ///     buffer
     /// });
     /// let queue = device.create_queue(gpu, &QueueOptions::default())?;
-    /// // Borrowed: the buffers must outlive the launch too.
-    /// let args = [&a, &b, &c].map(|x| Arg::ptr(x.gpu_address()));
-    /// let launch = queue.launch(&kernel, &Geometry::d1(n, 64), &[args[0], args[1], args[2], Arg::u32(n)])?;
+    /// // Typed: the launch keeps the buffers' memory alive until the kernel has completed.
+    /// let args = [Arg::buffer(&a), Arg::buffer(&b), Arg::buffer(&c), Arg::u32(n)];
+    /// let launch = queue.launch(&kernel, &Geometry::d1(n, 64), &args)?;
     /// launch.wait(None)?;
     /// assert!(c.to_vec::<i32>()?.iter().all(|&x| x == 3));
     /// # Ok::<(), aqueduct::Error>(())
@@ -130,7 +129,16 @@ impl Queue {
             kernel.private_segment_size
         };
         let device = self.owned.device();
-        let (segment, number, index) = self.with_state_fast(|state| {
+        // What this launch keeps alive until it completes: the memory of its typed arguments
+        // (no allocation when there are none).
+        let holds: Holds = args
+            .iter()
+            .filter_map(|arg| match arg {
+                Arg::Memory(memory) => Some(memory.keep_alive()),
+                _ => None,
+            })
+            .collect();
+        let (segment, number, index, previous) = self.with_state_fast(|state| {
             // The scratch this launch needs stays in place until its packet is published.
             let _scratch = loop {
                 if let Some(held) = state.scratch.hold(private_bytes) {
@@ -152,20 +160,26 @@ impl Queue {
                         .private_segment_size(private_bytes)
                         .completion_signal(ring.segments[claim.index].signal.view().handle())
                         .barrier(options.barrier)
-                        .build(&DispatchLimits::GFX9)
+                        .build(self.dispatch_limits())
                         .map_err(|e| {
                             Error::InvalidArgument(format!("kernel `{}`: {e}", kernel.name))
                         })
                 });
             // A launch that fails before its packet is out gives its segment back.
             match built.and_then(|packet| self.publish(state, &packet.to_raw(), None)) {
-                Ok(index) => Ok((claim.index, claim.launch, index)),
+                Ok(index) => {
+                    let previous = ring.hold(claim.index, holds);
+                    Ok((claim.index, claim.launch, index, previous))
+                }
                 Err(error) => {
                     ring.release(&claim);
                     Err(error)
                 }
             }
         })?;
+        // The segment's previous launch completed (the claim waited for it): what it kept goes
+        // now, outside the queue's state.
+        drop(previous);
         if let Some(signal) = options.completion {
             let marker = aql::builder::barrier_and(&[], signal.handle())
                 .map_err(|e| Error::InvalidArgument(e.to_string()))?
@@ -241,17 +255,25 @@ impl Launch {
             .map_or(0, |g| g.timestamp_frequency_hz);
         let deadline = timeout.and_then(|t| std::time::Instant::now().checked_add(t));
         loop {
-            let done = self.queue.with_state(|state| {
+            let (done, released) = self.queue.with_state(|state| {
                 let ring = state.kernarg_ring(device, self.queue.gpu_id())?;
                 if let Some(times) = ring.completed(self.segment, self.number) {
-                    return Ok(Some(times));
+                    return Ok((Some(times), ring.release_holds(self.segment, self.number)));
                 }
                 let remaining =
                     deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
                 self.queue
                     .wait_segment(state, ring, &ring.segments[self.segment], remaining)?;
-                Ok(ring.completed(self.segment, self.number))
+                let done = ring.completed(self.segment, self.number);
+                let released = if done.is_some() {
+                    ring.release_holds(self.segment, self.number)
+                } else {
+                    Vec::new()
+                };
+                Ok((done, released))
             })?;
+            // The kernel has completed: the memory it used may go (outside the queue's state).
+            drop(released);
             if let Some(timestamps) = done {
                 let timestamps = timestamps.filter(|t| t.start != 0);
                 return Ok(Completion {

@@ -136,7 +136,7 @@ impl Run<'_> {
         let step = self.launch(
             &image.start,
             &geometry,
-            &[argc, argv, envp, Arg::ptr(ret.gpu_address())],
+            &[argc, argv, envp, Arg::buffer(ret)],
         )?;
         if let Step::Exited(code) = step {
             return Ok(code);

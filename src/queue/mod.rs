@@ -1,7 +1,7 @@
 //! AQL queues: a ring the host produces packets into and a GPU's command processor consumes,
 //! with the queue's error word watched by every wait on it.
 //!
-//! - `error`: what the CP reports when it stops a queue ([`QueueError`]);
+//! - `kernarg_ring`: the queue's kernarg segments and their completion signals, for launches;
 //! - `scratch`: the queue's scratch (private segment) memory, grown before launches need it.
 //!
 //! Creating a queue: the kernel's memory for it (ring, `amd_queue_t` page, EOP buffer,
@@ -17,7 +17,7 @@
 //! queue fails with [`QueueError::Aborted`].
 
 mod descriptor;
-pub(crate) mod error;
+pub(crate) mod kernarg_ring;
 pub(crate) mod scratch;
 
 use std::fmt;
@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use aql::builder::AqlPacket;
+use aql::builder::{AqlPacket, DispatchLimits};
 use aql::packet::{BarrierValuePacket, KernelDispatchPacket, PacketType, RawPacket};
 use aql::queue::{
     AmdQueue, HSA_QUEUE_FEATURE_KERNEL_DISPATCH, HsaQueue, HsaQueueType, QueueProperties,
@@ -41,11 +41,11 @@ use zerocopy::IntoBytes;
 use crate::agent::GpuAgent;
 use crate::device::lifetime::{Owned, Wake};
 use crate::device::{Device, DeviceShared, Live, TeardownStage};
+pub use crate::error::QueueError;
 use crate::error::{Error, Result};
 use crate::kernarg::LaunchContext;
-use crate::launch::kernarg_ring::KernargRing;
 use crate::signal::{Signal, SignalState, SignalWait};
-pub use error::QueueError;
+use kernarg_ring::KernargRing;
 use scratch::{Scratch, ScratchFields, ScratchShape};
 
 /// How long a queue whose error word says "memory fault" waits for KFD's report of the
@@ -87,6 +87,8 @@ pub struct Queue {
     gpu_id: u32,
     queue_id: u32,
     packets: u32,
+    /// What a dispatch on its GPU may ask for (from the agent).
+    dispatch_limits: DispatchLimits,
     /// Set by [`Queue::abort`]; shared with the state so waits on it end.
     aborted: Arc<AtomicBool>,
 }
@@ -169,6 +171,7 @@ impl Device {
             gpu_id: gpu.gpu_id,
             queue_id,
             packets: options.packets,
+            dispatch_limits: gpu.dispatch_limits(),
             aborted,
         })
     }
@@ -366,6 +369,13 @@ impl QueueState {
 }
 
 impl Queue {
+    /// What a dispatch on this queue's GPU may ask for ([`GpuAgent::dispatch_limits`]): what
+    /// [`Queue::launch`] checks, and what a packet built with `aql::builder` for
+    /// [`Queue::dispatch`] should be checked against.
+    pub fn dispatch_limits(&self) -> &DispatchLimits {
+        &self.dispatch_limits
+    }
+
     /// The GPU it runs on.
     pub fn gpu_id(&self) -> u32 {
         self.gpu_id

@@ -1,10 +1,8 @@
 //! Signals: `amd_signal_t` values the host and the GPU update atomically, with waits that spin
 //! briefly and then sleep in the kernel, and the profiling timestamps the CP writes.
 //!
-//! - `pool`: signal memory and events, recycled;
 //! - `sleeper`: sleeping on KFD events for `aql`'s waits.
 
-pub(crate) mod pool;
 pub(crate) mod sleeper;
 
 use std::fmt;
@@ -15,9 +13,9 @@ pub use aql::signal::{Condition, MemoryOrder};
 use aql::signal::{SignalRef, WaitError, init_signal};
 
 use crate::device::lifetime::{Owned, Wake};
+use crate::device::signal_pool::{SignalPool, SignalSlot};
 use crate::device::{Device, DeviceShared, Live, TeardownStage};
 use crate::error::{Error, Result};
-use pool::{SignalPool, SignalSlot};
 use sleeper::EventSleeper;
 
 /// A signal: a 64-bit value that packets decrement on completion and that the host reads,

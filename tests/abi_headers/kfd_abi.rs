@@ -3,7 +3,7 @@
 use kfd::abi::sysfs::{Capability, cache, io_link, mem_bank};
 use kfd::abi::*;
 use kfd::ioctl::Ioctl;
-use kfd::request;
+use kfd::ioctl::requests as request;
 
 use crate::harness::Check;
 use crate::{constant, layout};

@@ -6,6 +6,7 @@
 
 mod compare;
 mod copies;
+mod figures;
 mod host;
 mod report;
 mod rocr;
@@ -284,7 +285,7 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
     )?;
     let args: Vec<Arg<'_>> = buffers
         .iter()
-        .map(|b| Arg::ptr(b.gpu_address()))
+        .map(Arg::buffer)
         .chain([Arg::u32(n)])
         .collect();
     let mut kernel_times = Vec::new();
@@ -318,7 +319,7 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
             .launch(
                 &valu_loop,
                 &Geometry::d1(VALU_LANES, VALU_LANES),
-                &[Arg::ptr(out.gpu_address()), Arg::u32(VALU_ITERATIONS)],
+                &[Arg::buffer(&out), Arg::u32(VALU_ITERATIONS)],
             )?
             .wait(WAIT)?;
         if let Some(time) = done.gpu_time.filter(|t| !t.is_zero()) {

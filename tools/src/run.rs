@@ -131,7 +131,7 @@ pub fn run(request: &RunRequest) -> Result<(), Error> {
         .iter()
         .zip(&buffers)
         .map(|(spec, buffer)| match (spec, buffer) {
-            (_, Some(buffer)) => Arg::ptr(buffer.gpu_address()),
+            (_, Some(buffer)) => Arg::buffer(buffer),
             (ArgSpec::Scalar(bytes), None) => Arg::bytes(bytes),
             (ArgSpec::Lds(bytes), None) => Arg::local(*bytes),
             (ArgSpec::Buffer(_), None) => unreachable!("every buffer spec has a buffer"),

@@ -6,11 +6,13 @@
 //! - [`SignalRef::wait`] (module `wait`): host waits on a condition that spin for a short,
 //!   documented budget and then sleep in the kernel through a [`SignalSleeper`].
 
+mod sleeper;
 mod view;
 mod wait;
 
+pub use sleeper::SignalSleeper;
 pub use view::{MemoryOrder, SignalRef, init_signal};
-pub use wait::{Condition, SLEEP_SLICE, SPIN_BUDGET, SignalSleeper, WaitError};
+pub use wait::{Condition, SLEEP_SLICE, SPIN_BUDGET, WaitError};
 
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 

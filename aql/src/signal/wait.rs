@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::Backoff;
 use thiserror::Error;
 
-use super::{MemoryOrder, SignalRef};
+use super::{MemoryOrder, SignalRef, SignalSleeper};
 use crate::packet::SignalCondition;
 
 /// How long a wait polls before it sleeps: ROCr's `kMaxElapsed` in `InterruptSignal`, "a few
@@ -78,16 +78,6 @@ impl TryFrom<SignalCondition> for Condition {
             SignalCondition(other) => Err(other),
         }
     }
-}
-
-/// Sleeping on a signal's kernel event; `kfd` implements it with WAIT_EVENTS and SET_EVENT.
-pub trait SignalSleeper: Send + Sync {
-    /// Sleep until the signal's event may have fired or `timeout` passes (spurious wake-ups
-    /// are fine). `Err` means the sleep itself failed, with why.
-    fn sleep(&self, timeout: Duration) -> Result<(), String>;
-
-    /// Wake whoever sleeps on the event (after a host-side update of an interrupt signal).
-    fn wake(&self) -> Result<(), String>;
 }
 
 /// Why a wait returned without its condition holding.

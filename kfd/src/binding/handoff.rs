@@ -42,7 +42,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 use crate::error::{Error, Result};
-use crate::ioctls;
+use crate::ioctl::calls as ioctls;
 use crate::retry::restarting;
 use crate::sys::{MapFlags, MmapAdvise, ProtFlags, Sys};
 

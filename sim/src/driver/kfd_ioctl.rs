@@ -23,7 +23,7 @@ use kfd::ioctl::{Direction, Opcode};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::driver::files::SimFile;
-use crate::driver::kernel::Kernel;
+use crate::driver::os_kernel::Kernel;
 use crate::driver::process::Process;
 use crate::driver::user_memory;
 

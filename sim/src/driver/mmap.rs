@@ -14,7 +14,7 @@ use kfd::sys::{MapFlags, ProtFlags};
 use crate::driver::cpu_mappings::Mapped;
 use crate::driver::gem::GemMemory;
 use crate::driver::host_memory::{Backing, PAGE_SIZE, mark_dont_fork};
-use crate::driver::kernel::Kernel;
+use crate::driver::os_kernel::Kernel;
 
 /// `KFD_CWSR_TBA_TMA_SIZE`: the RESERVED_MEM mapping is exactly two pages.
 const CWSR_TBA_TMA_SIZE: usize = 2 * PAGE_SIZE as usize;

@@ -9,14 +9,15 @@ use std::sync::{Arc, Mutex};
 
 use amdgpu_sim::queue::{QueueEngine, QueueSpec, RunningQueue};
 use amdgpu_sim::{Machine, MachineConfig};
+use kfd::Errno;
 use kfd::abi::mmap_offset::{self, MmapType};
 use kfd::abi::{
     AllocFlags, AllocMemoryOfGpuArgs, CreateEventArgs, CreateQueueArgs, EventType, QueueType,
 };
+use kfd::ioctl::calls as ioctls;
+use kfd::ioctl::requests as req;
 use kfd::ioctl::{Ioctl, IoctlError, call_unchecked};
-use kfd::request as req;
 use kfd::sys::{MapFlags, OFlag, ProtFlags, Sys};
-use kfd::{Errno, ioctls};
 
 pub const PAGE: u64 = 4096;
 

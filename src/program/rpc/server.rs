@@ -18,8 +18,8 @@ use super::opcodes;
 use super::port::{Interrupted, ServerPort};
 use super::wait::Waiter;
 use crate::program::output::Sink;
-use crate::sim::cp::ProcessorThread;
 use crate::{Buffer, Device, GpuAgent, MemoryLocation, Queue};
+use unload_safe_thread::UnloadSafeThread;
 
 /// The longest [`Server::drain`] waits.
 const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -64,7 +64,7 @@ pub struct Shared {
 #[derive(Debug)]
 pub struct Server {
     shared: Arc<Shared>,
-    thread: Option<ProcessorThread>,
+    thread: Option<UnloadSafeThread>,
 }
 
 /// What the server needs to serve calls.
@@ -92,9 +92,9 @@ impl Server {
         let for_thread = Arc::clone(&shared);
         // Not `std::thread`: spawning one leaves a thread-local destructor on the calling
         // thread, which keeps a plugin that embeds aqueduct mapped after its `dlclose`
-        // (`amdgpu_sim::cp::ProcessorThread` says why; `tests/dlopen_unload.rs` runs a
+        // (`unload_safe_thread` says why; `tests/dlopen_unload.rs` runs a
         // program in the plugin to prove it).
-        let thread = ProcessorThread::spawn("aqueduct-rpc", move || {
+        let thread = UnloadSafeThread::spawn("aqueduct-rpc", move || {
             serve(&for_thread, &context);
         })?;
         Ok(Self {

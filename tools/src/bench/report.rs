@@ -1,7 +1,8 @@
 //! How `aqueduct bench` prints its figures: a table for people, JSON for scripts, or markdown
 //! rows for the README's figure table (each row with the command and the machine).
 
-use super::compare::{self, Comparison, Outcome};
+use super::compare::{self, Comparison};
+use super::figures::{self, Outcome};
 use super::host::Host;
 
 /// One measured path.
@@ -250,7 +251,7 @@ fn comparison_table(comparison: &Comparison) -> String {
         "{:<58} {:>26} {:>26}  unit",
         "path", "aqueduct median (p10 – p90)", "ROCr median (p10 – p90)"
     );
-    for path in &compare::PATHS {
+    for path in &figures::PATHS {
         let _ = writeln!(
             out,
             "{:<58} {:>26} {:>26}  µs",
@@ -289,7 +290,7 @@ fn runtime_json(outcome: &Outcome) -> serde_json::Value {
 }
 
 fn comparison_json(comparison: &Comparison) -> serde_json::Value {
-    let paths: Vec<serde_json::Value> = compare::PATHS
+    let paths: Vec<serde_json::Value> = figures::PATHS
         .iter()
         .map(|p| {
             serde_json::json!({
@@ -339,7 +340,7 @@ fn comparison_markdown(comparison: &Comparison, command: &str) -> String {
          command |\n",
     );
     out.push_str("|---|---|---|---|---|\n");
-    for path in &compare::PATHS {
+    for path in &figures::PATHS {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | `{command}` |",

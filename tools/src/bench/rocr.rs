@@ -14,7 +14,7 @@ use aqueduct::aql::builder::{DispatchBuilder, DispatchLimits};
 use aqueduct::aql::packet::FenceScope;
 use zerocopy::IntoBytes;
 
-use super::compare::{Measured, Outcome, Samples};
+use super::figures::{Measured, Outcome, Samples};
 use super::watch::step;
 use hsa::{Handle, Hsa};
 

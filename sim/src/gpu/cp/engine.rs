@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::ProcessorThread;
 use super::processor::Processor;
-use super::processor_thread::ProcessorThread;
 use super::wakeup::{Control, QueueConfig, SignalWatchers};
 use crate::gpu::queue::{ProcessorProgress, QueueEngine, QueueSpec, RunningQueue};
 

@@ -21,8 +21,9 @@
 //! - `signal`: completion signals, timestamps, mailboxes and interrupts;
 //! - [`queue_error`]: the errors posted to `queue_inactive_signal`;
 //! - `processor`: the per-queue loop that ties them together;
-//! - `processor_thread`: the thread it runs on ([`ProcessorThread`]), started without touching the caller's
-//!   thread-locals (so a plugin embedding the simulator can be unloaded);
+//! - [`ProcessorThread`]: the thread it runs on, from the `unload-safe-thread` crate, started
+//!   without touching the caller's thread-locals (so a plugin embedding the simulator can be
+//!   unloaded);
 //! - `engine`: the public engine and the handle the driver holds.
 
 mod barrier;
@@ -33,7 +34,6 @@ mod fence;
 mod kernel_dispatch;
 mod pm4;
 mod processor;
-mod processor_thread;
 mod queue_descriptor;
 pub mod queue_error;
 mod ring;
@@ -41,5 +41,7 @@ mod signal;
 mod wakeup;
 
 pub use engine::{CommandProcessorEngine, PROCESSOR_THREAD_PREFIX};
-pub use processor_thread::ProcessorThread;
 pub use queue_error::QueueError;
+/// The thread a processor runs on: started without touching the caller's thread-locals, so
+/// a library that embeds the simulator can be unloaded (the `unload-safe-thread` crate).
+pub use unload_safe_thread::UnloadSafeThread as ProcessorThread;

@@ -145,8 +145,8 @@ impl AtomicOp {
         let f = f32::from_bits;
         match self {
             Self::AddF32 => (f(old) + f(data)).to_bits(),
-            Self::MinF32 => super::float::minmax32(f(old), f(data), false, true).to_bits(),
-            Self::MaxF32 => super::float::minmax32(f(old), f(data), true, true).to_bits(),
+            Self::MinF32 => super::float_rules::minmax32(f(old), f(data), false, true).to_bits(),
+            Self::MaxF32 => super::float_rules::minmax32(f(old), f(data), true, true).to_bits(),
             Self::PkAddF16 => {
                 let h = |v: u32, s: u32| f16_to_f64((v >> s) as u16, true);
                 let lo = f64_to_f16(h(old, 0) + h(data, 0), true);
@@ -179,8 +179,8 @@ impl AtomicOp {
         let f = f64::from_bits;
         match self {
             Self::AddF64 => (f(old) + f(data)).to_bits(),
-            Self::MinF64 => super::float::minmax64(f(old), f(data), false, true).to_bits(),
-            Self::MaxF64 => super::float::minmax64(f(old), f(data), true, true).to_bits(),
+            Self::MinF64 => super::float_rules::minmax64(f(old), f(data), false, true).to_bits(),
+            Self::MaxF64 => super::float_rules::minmax64(f(old), f(data), true, true).to_bits(),
             // A 32-bit float operation has no 64-bit form: memory is left as it was.
             _ => old,
         }

@@ -16,7 +16,7 @@
 
 mod atomic;
 mod ds;
-mod float;
+mod float_rules;
 mod half;
 mod load_store;
 mod operand;

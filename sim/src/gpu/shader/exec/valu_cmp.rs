@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use super::float::{class_f64, class16, class32, flush32, flush64};
+use super::float_rules::{class_f64, class16, class32, flush32, flush64};
 use super::half::f16_to_f64;
 use super::operand::half;
 use super::valu_loops::{denorm32, denorm64};

@@ -4,7 +4,7 @@
 //! ISA specifies for v_cvt_i32_f32 and friends); integer-to-float conversions round to nearest
 //! even.
 
-use super::float::{flush32, flush64};
+use super::float_rules::{flush32, flush64};
 use super::half::f16_to_f64;
 use super::operand::half;
 use super::rounding::{Round, round16, round32};

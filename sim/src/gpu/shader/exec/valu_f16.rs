@@ -8,7 +8,7 @@
 
 use std::f64::consts::TAU;
 
-use super::float::{Denorm, div_fixup, frexp64};
+use super::float_rules::{Denorm, div_fixup, frexp64};
 use super::half::f16_to_f64;
 use super::operand::half;
 use super::rounding::{Round, round16};
@@ -81,7 +81,7 @@ fn rh(x: f64, mode: Round) -> f64 {
 }
 
 fn minmax(a: f64, b: f64, max: bool, ieee: bool) -> f64 {
-    super::float::minmax64(a, b, max, ieee)
+    super::float_rules::minmax64(a, b, max, ieee)
 }
 
 pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
@@ -100,7 +100,9 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
             minmax(minmax(a, b, false, ie), c, false, ie)
         })?,
         Op::VMed3F16 => h_op(e, inst, |[a, b, c]| {
-            f64::from(super::float::med3_32(a as f32, b as f32, c as f32, ie))
+            f64::from(super::float_rules::med3_32(
+                a as f32, b as f32, c as f32, ie,
+            ))
         })?,
         Op::VFmaF16 | Op::VFmaLegacyF16 => h_op(e, inst, |[a, b, c]| a.mul_add(b, c))?,
         Op::VMadF16 | Op::VMadLegacyF16 => {

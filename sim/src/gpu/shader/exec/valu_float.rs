@@ -12,7 +12,7 @@
 
 use std::f64::consts::TAU;
 
-use super::float::{
+use super::float_rules::{
     div_fixup, div_fmas32, div_fmas64, div_scale32, div_scale64, flush32, frexp64, ldexp64,
     med3_32, minmax32, minmax64,
 };
@@ -245,7 +245,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
                 let x = if dn.inputs {
                     x
                 } else {
-                    super::float::flush64(x)
+                    super::float_rules::flush64(x)
                 };
                 let mut r = ldexp64(x, b[l] as i32);
                 if m != Round::NearestEven && r.is_finite() && r != 0.0 {
@@ -255,7 +255,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
                 out[l] = if dn.outputs {
                     r
                 } else {
-                    super::float::flush64(r)
+                    super::float_rules::flush64(r)
                 }
                 .to_bits();
             }

@@ -2,7 +2,7 @@
 //! runs over all lanes (loops the compiler can vectorize), and the result is written under
 //! EXEC; with the float modes (denormals, rounding, IEEE) and output modifiers they apply.
 
-use super::float::{Denorm, flush32, flush64};
+use super::float_rules::{Denorm, flush32, flush64};
 use super::rounding::{Round, round32, round64};
 use super::{Exec, R};
 use crate::gpu::shader::isa::Inst;

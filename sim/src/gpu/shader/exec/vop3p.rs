@@ -3,7 +3,7 @@
 //! accumulation-register moves. op_sel picks the half feeding the low element, op_sel_hi the
 //! half feeding the high element; neg_lo/neg_hi negate float elements.
 
-use super::float::{Denorm, flush32, minmax64};
+use super::float_rules::{Denorm, flush32, minmax64};
 use super::half::f16_to_f64;
 use super::operand::half;
 use super::rounding::{round16, round32, two_sum};

@@ -2,6 +2,13 @@
 //! direction, type, number and argument size exactly as `_IOR`/`_IOW`/`_IOWR` do, and one
 //! zero-sized request type per ioctl that ties the opcode to its argument struct.
 
+//!
+//! - [`requests`]: the `AMDKFD_IOC_*` requests, one zero-sized type each;
+//! - [`calls`]: one small function per `/dev/kfd` ioctl, typed arguments in, typed results out.
+
+pub mod calls;
+pub mod requests;
+
 use std::ffi::c_void;
 use std::fmt;
 use std::os::fd::RawFd;
@@ -9,7 +16,7 @@ use std::os::fd::RawFd;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::errno::Errno;
-pub use crate::opcode::{Direction, Opcode};
+pub use crate::ioctl_number::{Direction, Opcode};
 use crate::sys::Sys;
 
 /// One ioctl request: its C name, opcode and argument struct.

@@ -8,6 +8,7 @@
 
 use std::os::fd::RawFd;
 
+use super::requests as req;
 use crate::abi::{
     AcquireVmArgs, AllocMemoryOfGpuArgs, CachePolicy, CreateEventArgs, CreateQueueArgs,
     DestroyEventArgs, DestroyQueueArgs, EventData, FreeMemoryOfGpuArgs, GetAvailableMemoryArgs,
@@ -17,7 +18,6 @@ use crate::abi::{
     SetXnackModeArgs, UnmapMemoryFromGpuArgs, UpdateQueueArgs, WaitEventsArgs, WaitResult,
 };
 use crate::ioctl::{IoctlError, call, call_unchecked};
-use crate::request as req;
 use crate::sys::Sys;
 
 /// AMDKFD_IOC_GET_VERSION.

@@ -9,6 +9,7 @@
 //! in parallel on many threads. Completion order does not matter (packets without the barrier
 //! bit may finish out of order): each segment waits for its own launch only.
 
+use std::any::Any;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -24,10 +25,17 @@ pub(crate) const SEGMENT_BYTES: usize = 4096;
 /// Segments per queue, at most (fewer for smaller rings).
 const MAX_SEGMENTS: u32 = 64;
 
+/// What a launch keeps alive until its kernel has completed (the memory of its typed
+/// arguments).
+pub(crate) type Holds = Vec<Arc<dyn Any + Send + Sync>>;
+
 /// One segment and what is known about its launches.
 pub(crate) struct Segment {
     pub(crate) signal: SignalState,
     pub(crate) record: Mutex<SegmentRecord>,
+    /// What the segment's current launch keeps alive: replaced at the next claim (which
+    /// waits for this launch to complete), or given up by a wait that saw it complete.
+    holds: Mutex<Holds>,
 }
 
 /// Which launch owns a segment, and the timestamps of the one before it.
@@ -92,6 +100,7 @@ impl KernargRing {
                 Ok(Segment {
                     signal: SignalState::create_sharing(live, 0, &event)?,
                     record: Mutex::new(SegmentRecord::default()),
+                    holds: Mutex::new(Vec::new()),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -159,6 +168,32 @@ impl KernargRing {
             .signal
             .view()
             .store(0, MemoryOrder::Release);
+    }
+
+    /// Make `holds` what the launch that claimed segment `index` keeps alive; returns what
+    /// the segment's previous launch (completed: the claim waited for it) kept, for the
+    /// caller to drop once it holds no lock of the queue.
+    pub(crate) fn hold(&self, index: usize, holds: Holds) -> Holds {
+        let mut held = self.segments[index]
+            .holds
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        std::mem::replace(&mut *held, holds)
+    }
+
+    /// What launch `launch` in segment `index` kept alive, given up because it has completed
+    /// (empty if the segment has moved on, or the launch has not completed).
+    pub(crate) fn release_holds(&self, index: usize, launch: u64) -> Holds {
+        let segment = &self.segments[index];
+        let record = segment
+            .record
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let done = Condition::Eq.holds(segment.signal.view().load(MemoryOrder::Acquire), 0);
+        if record.launch != launch || !done {
+            return Vec::new();
+        }
+        std::mem::take(&mut *segment.holds.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Whether launch `launch` in segment `index` has completed (`Some`), and its timestamps

@@ -1,5 +1,6 @@
-//! Processor threads, started with `pthread_create` instead of `std::thread`, so that starting
-//! one leaves nothing on the thread that started it.
+//! Threads started with `pthread_create` instead of `std::thread`, so that starting one leaves
+//! nothing on the thread that started it. The simulator's command processors run on them, and
+//! so does aqueduct's GPU-program RPC server; neither knows the other.
 //!
 //! Why not `std::thread::spawn`: it reads a thread-local of the *spawning* thread (std's
 //! spawn hooks; seen with Rust 1.95 under gdb, in `std::thread::spawnhook::run_spawn_hooks`),
@@ -11,14 +12,16 @@
 //! reliability.md §1.5). So with `std::thread`, a plugin that embeds the simulator and creates
 //! one queue could never be unloaded while the program thread that called it lives.
 //!
-//! Public because the same holds for any thread aqueduct starts on a caller's behalf: its
-//! GPU-program RPC server uses it too.
+//! The same holds for any thread aqueduct starts on a caller's behalf: its GPU-program RPC
+//! server uses this crate too.
 //!
 //! A thread started here runs its body under `catch_unwind` (a panic must not unwind into
 //! `pthread`'s frames) and carries the name the kernel shows in `/proc/self/task/*/comm`. The
 //! body may itself use std's thread-locals (the shader core's `std::thread::scope` does):
-//! glibc runs their destructors as the thread exits, before [`ProcessorThread::join`]
+//! glibc runs their destructors as the thread exits, before [`UnloadSafeThread::join`]
 //! returns, so a joined processor leaves nothing behind either.
+
+#![deny(unsafe_op_in_unsafe_fn)]
 
 use std::ffi::{CString, c_void};
 use std::io;
@@ -40,13 +43,13 @@ struct Start {
     body: Box<dyn FnOnce() + Send + 'static>,
 }
 
-/// A running processor thread. Dropping it without [`ProcessorThread::join`] detaches it.
+/// A running processor thread. Dropping it without [`UnloadSafeThread::join`] detaches it.
 #[derive(Debug)]
-pub struct ProcessorThread {
+pub struct UnloadSafeThread {
     thread: libc::pthread_t,
 }
 
-impl ProcessorThread {
+impl UnloadSafeThread {
     /// Start `body` on a new thread named `name` (cut to what the kernel keeps; a name with a
     /// NUL byte is cut there).
     pub fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> io::Result<Self> {
@@ -103,7 +106,7 @@ impl ProcessorThread {
 
     /// Wait for the thread to end (its thread-local destructors have run when this returns).
     /// `false`: its body panicked (the panic message went to stderr). Must not be called from
-    /// the thread itself (see [`ProcessorThread::is_current`]): that would deadlock
+    /// the thread itself (see [`UnloadSafeThread::is_current`]): that would deadlock
     /// (`EDEADLK`), and then reports `false`.
     pub fn join(self) -> bool {
         let thread = self.thread;
@@ -116,7 +119,7 @@ impl ProcessorThread {
     }
 }
 
-impl Drop for ProcessorThread {
+impl Drop for UnloadSafeThread {
     fn drop(&mut self) {
         // SAFETY: the thread is joinable (not joined: `join` forgets the handle); detaching
         // lets glibc free its resources when it exits.
@@ -152,7 +155,7 @@ mod tests {
     fn runs_named_joins_and_reports_a_panic() {
         let ran = Arc::new(AtomicBool::new(false));
         let seen = Arc::clone(&ran);
-        let thread = ProcessorThread::spawn("cp-test-a-long-name", move || {
+        let thread = UnloadSafeThread::spawn("cp-test-a-long-name", move || {
             let mut comm = [0u8; 16];
             // SAFETY: a 16-byte buffer, as the kernel's names need.
             let rc = unsafe {
@@ -168,7 +171,7 @@ mod tests {
         assert!(thread.join(), "the body's assertions failed");
         assert!(ran.load(Ordering::Acquire));
 
-        let panicking = ProcessorThread::spawn("cp-test-panic", || {
+        let panicking = UnloadSafeThread::spawn("cp-test-panic", || {
             // Unwinds like a panic, without the panic hook's message.
             std::panic::resume_unwind(Box::new("on purpose"))
         })

@@ -1,11 +1,16 @@
-//! The one error type of the safe API, with kinds a caller can match on.
+//! The one error type of the safe API, with kinds a caller can match on; the lowest layer of
+//! `src/` but for the pure ones it wraps (backend choice, code-object sources, kernarg layout).
+//!
+//! - `queue`: what the CP reports when it stops a queue ([`QueueError`]), a kind of [`Error`].
+
+mod queue;
 
 use std::time::Duration;
 
 use kfd::Errno;
 
 use crate::backend::BackendError;
-use crate::queue::QueueError;
+pub use queue::QueueError;
 
 /// What can go wrong in the safe API.
 #[derive(Debug, thiserror::Error)]
