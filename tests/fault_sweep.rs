@@ -301,7 +301,7 @@ fn a_store_whose_wake_up_failed_still_ends_a_wait(sweep: &Sweep) {
 
 /// The request number of the KFD request named `name`.
 fn request_of(name: &str) -> u32 {
-    aqueduct::kfd::request::ALL
+    aqueduct::kfd::ioctl::requests::ALL
         .iter()
         .find(|r| r.name == name)
         .unwrap_or_else(|| panic!("no request {name}"))

@@ -3,7 +3,7 @@
 //! true stays registered (and is called again when the condition holds again), false removes
 //! it. The thread starts with the first handler and stops at the last `hsa_shut_down`.
 
-use aqueduct::sim::cp::ProcessorThread;
+use unload_safe_thread::UnloadSafeThread;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -37,7 +37,7 @@ struct Pending {
 #[derive(Debug, Default)]
 pub struct AsyncHandlers {
     pending: Arc<(Mutex<Pending>, Condvar)>,
-    thread: Mutex<Option<ProcessorThread>>,
+    thread: Mutex<Option<UnloadSafeThread>>,
     started: AtomicBool,
 }
 
@@ -55,7 +55,7 @@ impl AsyncHandlers {
         if !self.started.swap(true, Ordering::AcqRel) {
             let pending = Arc::clone(&self.pending);
             // A pthread, not std's spawn (see system_events).
-            match ProcessorThread::spawn("hsa-async", move || serve(&pending)) {
+            match UnloadSafeThread::spawn("hsa-async", move || serve(&pending)) {
                 Ok(thread) => {
                     *self.thread.lock().unwrap_or_else(PoisonError::into_inner) = Some(thread);
                 }
@@ -65,7 +65,7 @@ impl AsyncHandlers {
     }
 
     /// Stop the thread; it is to be joined outside the runtime's lock.
-    pub fn stop(&self) -> Option<ProcessorThread> {
+    pub fn stop(&self) -> Option<UnloadSafeThread> {
         let (lock, wake) = &*self.pending;
         {
             let mut pending = lock.lock().unwrap_or_else(PoisonError::into_inner);

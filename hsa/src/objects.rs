@@ -1,7 +1,7 @@
 //! What a program creates through the API, kept by the runtime until it is destroyed or the
 //! runtime shuts down.
 
-use aqueduct::sim::cp::ProcessorThread;
+use unload_safe_thread::UnloadSafeThread;
 
 use crate::async_handlers::AsyncHandlers;
 use crate::executable::Executables;
@@ -30,7 +30,7 @@ pub struct Objects {
 
 impl Objects {
     /// Drop everything (the last `hsa_shut_down`): queues first, then what they used.
-    pub fn close(&self) -> Vec<ProcessorThread> {
+    pub fn close(&self) -> Vec<UnloadSafeThread> {
         let threads = [self.events.stop(), self.async_handlers.stop()];
         drop(self.queues.drain());
         drop(self.signals.doorbells.drain());

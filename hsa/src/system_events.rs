@@ -8,7 +8,7 @@
 //! aborts; with one, the process goes on (the faulting GPU's queues stay stopped, as the kernel
 //! keeps them).
 
-use aqueduct::sim::cp::ProcessorThread;
+use unload_safe_thread::UnloadSafeThread;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -51,7 +51,7 @@ pub struct SystemEvents {
             usize,
         )>,
     >,
-    monitor: Mutex<Option<(ProcessorThread, Arc<AtomicBool>)>>,
+    monitor: Mutex<Option<(UnloadSafeThread, Arc<AtomicBool>)>>,
 }
 
 /// A queue's error callback: (callback, data, hsa_queue_t address, GPU).
@@ -73,7 +73,7 @@ impl SystemEvents {
         let (device, machine, flag) = (device.clone(), machine.clone(), Arc::clone(&stop));
         // A pthread, not std's spawn: std leaves a thread-local destructor on the calling
         // (program) thread, which keeps this library mapped after dlclose.
-        let spawned = ProcessorThread::spawn("hsa-events", move || watch(&device, &machine, &flag));
+        let spawned = UnloadSafeThread::spawn("hsa-events", move || watch(&device, &machine, &flag));
         match spawned {
             Ok(thread) => *monitor = Some((thread, stop)),
             Err(error) => tracing::warn!(%error, "cannot start the memory-fault monitor"),
@@ -81,7 +81,7 @@ impl SystemEvents {
     }
 
     /// Ask the monitor to stop; the returned thread is to be joined outside the runtime's lock.
-    pub fn stop(&self) -> Option<ProcessorThread> {
+    pub fn stop(&self) -> Option<UnloadSafeThread> {
         let (thread, stop) = self
             .monitor
             .lock()

@@ -16,7 +16,7 @@ use crate::abi::{CreateQueueArgs, QueueType};
 use crate::doorbell::{Doorbell, split_doorbell_offset};
 use crate::driver::Kfd;
 use crate::error::{Error, Result};
-use crate::ioctls;
+use crate::ioctl::calls as ioctls;
 use crate::memory::{Allocation, GpuMapping, MemoryKind};
 use crate::queue::FULL_PERCENTAGE;
 use crate::retry::restarting;

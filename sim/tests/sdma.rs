@@ -17,7 +17,8 @@ use cp_support::{settle, wait_for};
 use kfd::abi::sysfs::TOPOLOGY_ROOT;
 use kfd::abi::{AllocFlags, CreateQueueArgs, EventData, EventType, QueueType, WaitResult};
 use kfd::sys::Sys;
-use kfd::{Errno, ioctls};
+use kfd::Errno;
+use kfd::ioctl::calls as ioctls;
 
 /// Opcodes and fields of SDMA 4.x packets (vega10_sdma_pkt_open.h, ROCr's sdma_registers.h).
 mod op {

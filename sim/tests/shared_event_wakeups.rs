@@ -27,8 +27,8 @@ use std::time::Duration;
 use common::{Session, ioctl};
 use kfd::Errno;
 use kfd::abi::{EventData, EventType, KFD_EVENT_TIMEOUT_INFINITE, WaitEventsArgs, WaitResult};
-use kfd::ioctls;
-use kfd::request as req;
+use kfd::ioctl::calls as ioctls;
+use kfd::ioctl::requests as req;
 use test_support::wait;
 
 fn pid() -> i32 {

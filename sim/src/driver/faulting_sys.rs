@@ -23,7 +23,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use kfd::ioctl::Opcode;
 use kfd::sys::{Backend, MapFlags, MmapAdvise, OFlag, ProtFlags, Sys};
-use kfd::{Errno, request};
+use kfd::Errno;
+use kfd::ioctl::requests as request;
 
 /// What a seam call does, and to which file (named by the path it was opened from).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
