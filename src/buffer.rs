@@ -130,7 +130,8 @@ impl Buffer {
         self.gpu_id
     }
 
-    /// Write `data` at byte `offset`.
+    /// Write `data` at byte `offset`. Device memory the CPU cannot map (no large BAR) is
+    /// written by the GPU's copy engine through a host staging buffer; the call waits for it.
     pub fn write<T: IntoBytes + Immutable>(&self, offset: usize, data: &[T]) -> Result<()> {
         let bytes = data.as_bytes();
         self.check_range(offset, bytes.len())?;
@@ -149,7 +150,8 @@ impl Buffer {
         })
     }
 
-    /// Read `out.len()` elements from byte `offset`.
+    /// Read `out.len()` elements from byte `offset` (through the copy engine where the CPU
+    /// cannot map the memory, as [`Buffer::write`]).
     pub fn read<T: FromBytes + IntoBytes>(&self, offset: usize, out: &mut [T]) -> Result<()> {
         let bytes = out.as_mut_bytes();
         self.check_range(offset, bytes.len())?;

@@ -139,12 +139,11 @@ impl StagedCopies {
         f: impl FnOnce(&mut Stager) -> Result<()>,
     ) -> Result<()> {
         let mut engines = self.engines.lock().unwrap_or_else(PoisonError::into_inner);
-        let index = match engines.iter().position(|s| s.gpu_id == gpu_id) {
-            Some(index) => index,
-            None => {
-                engines.push(Stager::new(live, gpu_id)?);
-                engines.len() - 1
-            }
+        let index = if let Some(index) = engines.iter().position(|s| s.gpu_id == gpu_id) {
+            index
+        } else {
+            engines.push(Stager::new(live, gpu_id)?);
+            engines.len() - 1
         };
         let outcome = f(&mut engines[index]);
         if outcome.is_err() {

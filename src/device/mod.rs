@@ -287,7 +287,7 @@ impl DeviceShared {
                 memory_faults,
                 signals: Arc::new(Mutex::new(SignalPool::default())),
                 faults: Mutex::new(Vec::new()),
-                staged: Default::default(),
+                staged: crate::copy::staged::StagedCopies::default(),
             })),
             objects: Mutex::new(ObjectTable::default()),
         })
