@@ -158,15 +158,23 @@ fn shutdown_while_a_staged_write_runs_ends_cleanly() {
     let vram = device
         .alloc(&gpu, MemoryLocation::Device, 16 << 20)
         .unwrap();
+    let (started, first_done) = std::sync::mpsc::channel();
     let writer = {
         let vram = vram.clone();
         std::thread::spawn(move || {
             let data = vec![0x11u8; 16 << 20];
-            (0..8)
+            let first = vram.write(0, &data).map_err(|e| e.kind());
+            let _ = started.send(first);
+            (0..64)
                 .map(|_| vram.write(0, &data).map_err(|e| e.kind()))
                 .find(Result::is_err)
         })
     };
+    // The staging queue exists and the writer is in its next writes when the shutdown comes.
+    assert_eq!(
+        first_done.recv_timeout(Duration::from_secs(60)).unwrap(),
+        Ok(())
+    );
     let closer = device.clone();
     within(Duration::from_secs(60), move || closer.shutdown()).unwrap();
     let outcome = writer.join().unwrap();
