@@ -171,11 +171,19 @@ impl Buffer {
         self.gpu_id
     }
 
-    /// Write `data` at byte `offset`.
+    /// Write `data` at byte `offset`. Device memory the CPU cannot map (no large BAR) is
+    /// written by the GPU's copy engine through a host staging buffer; the call waits for it.
     pub fn write<T: IntoBytes + Immutable>(&self, offset: usize, data: &[T]) -> Result<()> {
         let bytes = data.as_bytes();
         self.check_range(offset, bytes.len())?;
         self.owned.with(|state| {
+            if state.bo.host_ptr().is_none() && self.location == MemoryLocation::Device {
+                let va = self.gpu_address + offset as u64;
+                return self
+                    .owned
+                    .device()
+                    .with_live(|live| live.staged.write(live, self.gpu_id, va, bytes));
+            }
             state
                 .bo
                 .write(offset as u64, bytes)
@@ -183,11 +191,19 @@ impl Buffer {
         })
     }
 
-    /// Read `out.len()` elements from byte `offset`.
+    /// Read `out.len()` elements from byte `offset` (through the copy engine where the CPU
+    /// cannot map the memory, as [`Buffer::write`]).
     pub fn read<T: FromBytes + IntoBytes>(&self, offset: usize, out: &mut [T]) -> Result<()> {
         let bytes = out.as_mut_bytes();
         self.check_range(offset, bytes.len())?;
         self.owned.with(|state| {
+            if state.bo.host_ptr().is_none() && self.location == MemoryLocation::Device {
+                let va = self.gpu_address + offset as u64;
+                return self
+                    .owned
+                    .device()
+                    .with_live(|live| live.staged.read(live, self.gpu_id, va, bytes));
+            }
             state
                 .bo
                 .read(offset as u64, bytes)
@@ -220,9 +236,10 @@ impl Buffer {
 
     /// Copy `len` bytes from `src` at `src_offset` to this buffer at `offset`.
     ///
-    /// Both buffers must be host-accessible (host memory, or device memory of a large-BAR
-    /// GPU): the copy is done by the CPU. Copies to or from device memory the CPU cannot map
-    /// need a GPU copy engine, which aqueduct does not drive yet: they are refused.
+    /// Where both buffers are host-accessible (host memory, or device memory of a large-BAR
+    /// GPU) the CPU copies. Otherwise the copy engine of the GPU owning the unmappable memory
+    /// does, and waits: both buffers must be mapped on that GPU and the ranges must not
+    /// overlap.
     pub fn copy_range(
         &self,
         offset: usize,
@@ -240,11 +257,31 @@ impl Buffer {
         self.owned.with(|dst| {
             src.owned.with(|from| {
                 let (Some(to), Some(source)) = (dst.bo.host_ptr(), from.bo.host_ptr()) else {
-                    return Err(Error::Unsupported(
-                        "copies to or from device memory the CPU cannot map (no large BAR) need \
-                         a GPU copy, which aqueduct does not provide yet"
-                            .to_owned(),
-                    ));
+                    // Device memory the CPU cannot map: the owning GPU's copy engine.
+                    let gpu = if dst.bo.host_ptr().is_none() {
+                        self.gpu_id
+                    } else {
+                        src.gpu_id
+                    };
+                    let (to, source) = (
+                        self.gpu_address + offset as u64,
+                        src.gpu_address + src_offset as u64,
+                    );
+                    let overlap = to < source + len as u64 && source < to + len as u64;
+                    if overlap
+                        || ![&dst.bo, &from.bo]
+                            .iter()
+                            .all(|b| b.mapped_gpus().contains(&gpu))
+                    {
+                        return Err(Error::Unsupported(format!(
+                            "a copy the CPU cannot do (device memory without a large BAR) needs \
+                             both buffers mapped on GPU {gpu:#x} and ranges that do not overlap"
+                        )));
+                    }
+                    return self
+                        .owned
+                        .device()
+                        .with_live(|live| live.staged.copy(live, gpu, to, source, len as u64));
                 };
                 // SAFETY: both ranges were checked against the buffers' lengths and lie in
                 // their live CPU mappings (kept alive by the read guards held here); `copy`

@@ -13,6 +13,7 @@
 //! refuse use, as compute queues do.
 
 mod packets;
+pub(crate) mod staged;
 
 use std::sync::Arc;
 

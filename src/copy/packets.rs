@@ -93,8 +93,13 @@ pub(crate) fn decrement(out: &mut Vec<u32>, value_va: u64) {
 
 /// Store `event_id` into the event mailbox and raise the trap interrupt carrying it.
 pub(crate) fn interrupt(out: &mut Vec<u32>, mailbox: u64, event_id: u32) {
-    out.extend([OP_FENCE, lo(mailbox), hi(mailbox), event_id]);
+    fence(out, mailbox, event_id);
     out.extend([OP_TRAP, event_id & 0x0FFF_FFFF]);
+}
+
+/// Store `value` at `va` (4-byte aligned) once everything before it is done.
+pub(crate) fn fence(out: &mut Vec<u32>, va: u64, value: u32) {
+    out.extend([OP_FENCE, lo(va), hi(va), value]);
 }
 
 /// Store the GPU timestamp at `va` (8-byte aligned).

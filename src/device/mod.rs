@@ -89,6 +89,8 @@ pub(crate) struct Live {
     pub(crate) signals: Arc<Mutex<SignalPool>>,
     /// Memory faults seen on the event so far (each wait consumes a firing).
     faults: Mutex<Vec<MemoryExceptionData>>,
+    /// Host access to memory the CPU cannot map: a copy queue per GPU, made on first need.
+    pub(crate) staged: crate::copy::staged::StagedCopies,
 }
 
 impl Live {
@@ -309,6 +311,7 @@ impl DeviceShared {
                 memory_faults,
                 signals: Arc::new(Mutex::new(SignalPool::default())),
                 faults: Mutex::new(Vec::new()),
+                staged: crate::copy::staged::StagedCopies::default(),
             })),
             objects: Mutex::new(ObjectTable::default()),
         })

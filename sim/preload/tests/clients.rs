@@ -4,8 +4,10 @@
 //! a C program on Debian's ROCr that loads a committed code object and dispatches it.
 //!
 //! GPU-offload programs run there with ROCr's defaults (host-device copies on the simulated
-//! SDMA engines): a HIP 5.2 program built by `hipcc` and an OpenMP offload program built by
-//! clang-19 and run by libomptarget 19 (`tests/offload/`).
+//! SDMA engines): HIP 5.2 programs built by `hipcc` (streams, events, copies both ways; a
+//! two-stream pipeline over pinned memory timed with events) and OpenMP offload programs
+//! built by clang-19 and run by libomptarget 19 (mapping and updates; target data regions,
+//! updates both ways and a reduction), in `tests/offload/`.
 //!
 //! They need a C compiler, `libhsa-runtime-dev`, `libdrm-dev`, `rocminfo`, `hipcc`,
 //! `libomp-19-dev` and `rocm-device-libs` (CI installs them). Where one is missing the test says so and passes, unless `AQUEDUCT_REQUIRE_HW` is set
@@ -254,4 +256,47 @@ fn openmp_offload_maps_and_updates_with_rocr_default_sdma() {
         "{}",
         describe(&output)
     );
+}
+
+#[test]
+fn hip_pipelines_pinned_copies_between_two_streams_and_times_them_with_events() {
+    let dir = match offload_clients() {
+        Ok(dir) => dir,
+        Err(why) => return hardware::skip("hip_pinned_events", why),
+    };
+    for machine in ["mi210", "mi210-small-bar"] {
+        let mut command = Command::new(dir.join("hip_pinned_events"));
+        command.arg("100000");
+        let output = run_on_machine(command, Some(machine));
+        assert!(output.status.success(), "{machine}: {}", describe(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains("hip_pinned_events: ok 100000 elapsed_ms "),
+            "{machine}: {}",
+            describe(&output)
+        );
+    }
+}
+
+#[test]
+fn openmp_target_data_updates_both_ways_and_reduces_on_the_gpu() {
+    let dir = match offload_clients() {
+        Ok(dir) => dir,
+        Err(why) => return hardware::skip("omp_reduction", why),
+    };
+    for machine in ["mi210", "mi210-small-bar"] {
+        let mut command = Command::new(dir.join("omp_reduction"));
+        command
+            .arg("200000")
+            .env("LD_LIBRARY_PATH", "/usr/lib/llvm-19/lib")
+            .env_remove("OMP_TARGET_OFFLOAD");
+        let output = run_on_machine(command, Some(machine));
+        assert!(output.status.success(), "{machine}: {}", describe(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains("omp_reduction: ok 200000"),
+            "{machine}: {}",
+            describe(&output)
+        );
+    }
 }
