@@ -45,6 +45,7 @@ mod kernel;
 pub mod launch;
 pub mod program;
 pub mod queue;
+mod sdma_packet;
 pub mod signal;
 
 pub use agent::{CpuAgent, GpuAgent, MemoryLocation, MemoryPool, QueueLimits};

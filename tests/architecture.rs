@@ -25,6 +25,7 @@ use source::{ModPath, crate_sources, paths_in};
 const CRATES: &[(&str, Option<&[&[&str]]>)] = &[
     (".", Some(AQUEDUCT_LAYERS)),
     ("aql", None),
+    ("hsa", None),
     ("kfd", None),
     ("drm-amdgpu", None),
     ("loader", None),
@@ -38,11 +39,17 @@ const CRATES: &[(&str, Option<&[&[&str]]>)] = &[
 /// The safe API's layers, lowest first: pure pieces, the error type, the device, its memory and
 /// signals, queues and kernels, launching, executables, GPU programs.
 const AQUEDUCT_LAYERS: &[&[&str]] = &[
-    &["agent", "backend", "code_object_source", "kernarg"],
+    &[
+        "agent",
+        "backend",
+        "code_object_source",
+        "kernarg",
+        "sdma_packet",
+    ],
     &["error"],
     &["device"],
-    &["buffer", "signal"],
-    &["queue", "kernel"],
+    &["buffer", "signal", "host_memory"],
+    &["queue", "kernel", "copy"],
     &["launch"],
     &["executable"],
     &["program"],

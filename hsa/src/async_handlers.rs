@@ -3,11 +3,11 @@
 //! true stays registered (and is called again when the condition holds again), false removes
 //! it. The thread starts with the first handler and stops at the last `hsa_shut_down`.
 
-use unload_safe_thread::UnloadSafeThread;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
+use unload_safe_thread::UnloadSafeThread;
 
 use aqueduct::{Condition, MemoryOrder, Signal};
 

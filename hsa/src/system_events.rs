@@ -8,11 +8,11 @@
 //! aborts; with one, the process goes on (the faulting GPU's queues stay stopped, as the kernel
 //! keeps them).
 
-use unload_safe_thread::UnloadSafeThread;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+use unload_safe_thread::UnloadSafeThread;
 
 use aqueduct::{Device, MemoryFault};
 
@@ -73,7 +73,8 @@ impl SystemEvents {
         let (device, machine, flag) = (device.clone(), machine.clone(), Arc::clone(&stop));
         // A pthread, not std's spawn: std leaves a thread-local destructor on the calling
         // (program) thread, which keeps this library mapped after dlclose.
-        let spawned = UnloadSafeThread::spawn("hsa-events", move || watch(&device, &machine, &flag));
+        let spawned =
+            UnloadSafeThread::spawn("hsa-events", move || watch(&device, &machine, &flag));
         match spawned {
             Ok(thread) => *monitor = Some((thread, stop)),
             Err(error) => tracing::warn!(%error, "cannot start the memory-fault monitor"),

@@ -14,11 +14,11 @@ use amdgpu_sim::queue::{ProcessorProgress, QueueEngine, QueueSpec, RunningQueue}
 use amdgpu_sim::sdma::SdmaEngine;
 use common::{Bo, PAGE, Session, small_config};
 use cp_support::{settle, wait_for};
+use kfd::Errno;
 use kfd::abi::sysfs::TOPOLOGY_ROOT;
 use kfd::abi::{AllocFlags, CreateQueueArgs, EventData, EventType, QueueType, WaitResult};
-use kfd::sys::Sys;
-use kfd::Errno;
 use kfd::ioctl::calls as ioctls;
+use kfd::sys::Sys;
 
 /// Opcodes and fields of SDMA 4.x packets (vega10_sdma_pkt_open.h, ROCr's sdma_registers.h).
 mod op {

@@ -12,9 +12,6 @@
 //! (DESTROY_QUEUE stops the engine mid-copy); in a forked child they are the parent's and
 //! refuse use, as compute queues do.
 
-mod packets;
-pub(crate) mod staged;
-
 use std::sync::Arc;
 
 use crate::GpuAgent;
@@ -22,6 +19,7 @@ use crate::buffer::Buffer;
 use crate::device::lifetime::{Owned, Wake};
 use crate::device::{Device, TeardownStage};
 use crate::error::{Error, Result};
+use crate::sdma_packet;
 use crate::signal::Signal;
 
 /// Offset of `value` in `amd_signal_t`.
@@ -115,7 +113,7 @@ impl CopyQueue {
     fn submit(&self, order: &CopyOrder<'_>, work: impl FnOnce(&mut Vec<u32>)) -> Result<()> {
         let mut dwords = Vec::new();
         for signal in order.after {
-            packets::wait_zero(&mut dwords, self.check_signal(signal)?);
+            sdma_packet::wait_zero(&mut dwords, self.check_signal(signal)?);
         }
         let stamps = match order.timestamps {
             Some(buffer) => {
@@ -134,16 +132,16 @@ impl CopyQueue {
             None => None,
         };
         if let Some(va) = stamps {
-            packets::timestamp(&mut dwords, va);
+            sdma_packet::timestamp(&mut dwords, va);
         }
         work(&mut dwords);
         if let Some(va) = stamps {
-            packets::timestamp(&mut dwords, va + 8);
+            sdma_packet::timestamp(&mut dwords, va + 8);
         }
         if let Some((value, mailbox)) = completion {
-            packets::decrement(&mut dwords, value);
+            sdma_packet::decrement(&mut dwords, value);
             if let Some((mailbox, event_id)) = mailbox {
-                packets::interrupt(&mut dwords, mailbox, event_id);
+                sdma_packet::interrupt(&mut dwords, mailbox, event_id);
             }
         }
         self.owned.with(|state| {
@@ -189,7 +187,7 @@ impl CopyQueue {
                 "source {from:#x}+{len:#x} and destination {to:#x}+{len:#x} overlap"
             )));
         }
-        self.submit(order, |out| packets::copy(out, from, to, len as u64))
+        self.submit(order, |out| sdma_packet::copy(out, from, to, len as u64))
     }
 
     /// Fill `len` bytes (a multiple of 4) of `dst` from `offset` (4-byte aligned) with
@@ -208,7 +206,7 @@ impl CopyQueue {
                 "a dword fill needs a 4-byte aligned start and length (got {to:#x}+{len:#x})"
             )));
         }
-        self.submit(order, |out| packets::fill(out, to, value, len as u64))
+        self.submit(order, |out| sdma_packet::fill(out, to, value, len as u64))
     }
 
     /// Whether the engine has finished everything submitted.

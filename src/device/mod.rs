@@ -20,6 +20,7 @@ pub(crate) mod lifetime;
 mod registry;
 pub use faults::MemoryFault;
 pub(crate) mod signal_pool;
+mod staging;
 pub(crate) mod unload;
 
 use std::fmt;
@@ -90,7 +91,7 @@ pub(crate) struct Live {
     /// Memory faults seen on the event so far (each wait consumes a firing).
     faults: Mutex<Vec<MemoryExceptionData>>,
     /// Host access to memory the CPU cannot map: a copy queue per GPU, made on first need.
-    pub(crate) staged: crate::copy::staged::StagedCopies,
+    pub(crate) staged: staging::StagedCopies,
 }
 
 impl Live {
@@ -311,7 +312,7 @@ impl DeviceShared {
                 memory_faults,
                 signals: Arc::new(Mutex::new(SignalPool::default())),
                 faults: Mutex::new(Vec::new()),
-                staged: crate::copy::staged::StagedCopies::default(),
+                staged: staging::StagedCopies::default(),
             })),
             objects: Mutex::new(ObjectTable::default()),
         })

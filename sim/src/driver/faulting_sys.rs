@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use kfd::ioctl::Opcode;
-use kfd::sys::{Backend, MapFlags, MmapAdvise, OFlag, ProtFlags, Sys};
 use kfd::Errno;
+use kfd::ioctl::Opcode;
 use kfd::ioctl::requests as request;
+use kfd::sys::{Backend, MapFlags, MmapAdvise, OFlag, ProtFlags, Sys};
 
 /// What a seam call does, and to which file (named by the path it was opened from).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 use kfd::{Allocation, GpuMapping, MemoryKind};
 use tracing::{debug, warn};
 
-use super::packets;
-use crate::device::Live;
+use super::Live;
 use crate::error::{Error, Result};
+use crate::sdma_packet as packets;
 
 /// Bytes moved per engine round trip (the staging buffer's data part).
 pub(crate) const CHUNK_BYTES: usize = 1 << 20;
