@@ -5,6 +5,12 @@ mod support;
 
 use std::mem::{offset_of, size_of};
 use std::process::Command;
+use std::time::Duration;
+
+use test_support::process;
+
+/// How long compiling or running the probe may take.
+const LIMIT: Duration = Duration::from_secs(120);
 
 use hsa_runtime64::memory::PointerInfo;
 use hsa_runtime64::profiling::Times;
@@ -48,18 +54,20 @@ fn shared_structs_match_rocr_s_headers() {
     let source = dir.join("probe.c");
     std::fs::write(&source, PROBE).unwrap();
     let binary = dir.join("probe");
-    let built = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".to_owned()))
-        .arg("-o")
-        .arg(&binary)
-        .arg(&source)
-        .output()
-        .expect("a C compiler");
+    let built = process::run_with_deadline(
+        Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".to_owned()))
+            .arg("-o")
+            .arg(&binary)
+            .arg(&source),
+        LIMIT,
+        "compiling the layout probe",
+    );
     assert!(
         built.status.success(),
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let output = Command::new(&binary).output().unwrap();
+    let output = process::run_with_deadline(&mut Command::new(&binary), LIMIT, "the layout probe");
     let _ = std::fs::remove_dir_all(&dir);
     let text = String::from_utf8_lossy(&output.stdout);
     let c = |name: &str| -> usize {

@@ -14,6 +14,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use support::{describe, repository, rocr_loaded, run_on_simulator};
 
@@ -28,12 +29,14 @@ fn clients() -> Result<&'static Path, &'static str> {
                 .and_then(Path::parent)
                 .ok_or("no target directory")?
                 .join("hsa-clients");
-            let build =
+            let build = test_support::process::try_run_with_deadline(
                 Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/build.sh"))
                     .arg(&out)
-                    .env_remove("LD_PRELOAD")
-                    .output()
-                    .map_err(|e| format!("build.sh: {e}"))?;
+                    .env_remove("LD_PRELOAD"),
+                Duration::from_secs(300),
+                "building the HSA C clients (tests/c/build.sh)",
+            )
+            .map_err(|e| format!("build.sh: {e}"))?;
             if build.status.success() {
                 Ok(out)
             } else {

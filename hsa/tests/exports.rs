@@ -6,17 +6,25 @@ mod support;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
+
+use test_support::process;
+
+/// How long one readelf may take.
+const LIMIT: Duration = Duration::from_secs(60);
 
 /// ROCr's library as Debian installs it (libhsa-runtime64-1).
 const ROCR: &str = "/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1";
 
 /// The defined functions of `library` with their version suffix (`name@@VERSION`).
 fn exported_functions(library: &Path) -> Vec<String> {
-    let output = Command::new("readelf")
-        .args(["-W", "--dyn-syms"])
-        .arg(library)
-        .output()
-        .expect("readelf (binutils)");
+    let output = process::run_with_deadline(
+        Command::new("readelf")
+            .args(["-W", "--dyn-syms"])
+            .arg(library),
+        LIMIT,
+        "readelf --dyn-syms",
+    );
     assert!(output.status.success(), "readelf {}", library.display());
     String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -56,11 +64,11 @@ fn every_rocr_function_is_exported_with_rocr_s_version_and_soname() {
         missing.is_empty(),
         "ROCr exports these, we do not: {missing:?}"
     );
-    let dynamic = Command::new("readelf")
-        .arg("-d")
-        .arg(&ours)
-        .output()
-        .unwrap();
+    let dynamic = process::run_with_deadline(
+        Command::new("readelf").arg("-d").arg(&ours),
+        LIMIT,
+        "readelf -d",
+    );
     assert!(
         String::from_utf8_lossy(&dynamic.stdout)
             .contains("Library soname: [libhsa-runtime64.so.1]"),

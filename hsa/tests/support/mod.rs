@@ -4,11 +4,10 @@
 
 #![allow(dead_code)]
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long one program may run on the simulator before it counts as hung.
 pub const DEADLINE: Duration = Duration::from_secs(120);
@@ -68,42 +67,15 @@ pub fn run_on_simulator(mut command: Command, ours: bool) -> Output {
         .env("LD_PRELOAD", interposer())
         .env("AQUEDUCT_BACKEND", "hw")
         .env_remove("AQUEDUCT_SIM_MACHINE")
-        .env_remove("LD_LIBRARY_PATH")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env_remove("LD_LIBRARY_PATH");
     if ours {
         command.env("LD_LIBRARY_PATH", hsa_dir());
     }
-    let mut child = command.spawn().unwrap();
-    let (mut stdout, mut stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let out = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stdout.read_to_end(&mut bytes);
-        bytes
-    });
-    let err = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stderr.read_to_end(&mut bytes);
-        bytes
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{command:?} did not finish within {DEADLINE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
+    let what = format!(
+        "{} on the simulator",
+        command.get_program().to_string_lossy()
+    );
+    test_support::process::run_with_deadline(&mut command, DEADLINE, &what)
 }
 
 /// Status, stdout and stderr, for a failure message.
