@@ -12,6 +12,7 @@ pub mod cp;
 pub mod dispatch;
 pub mod host_vm;
 pub(crate) mod inert;
+pub(crate) mod memory_poll;
 pub mod queue;
 pub mod sdma;
 pub mod shader;

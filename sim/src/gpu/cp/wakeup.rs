@@ -283,33 +283,6 @@ impl SignalWatchers {
     }
 }
 
-/// A capped exponential backoff for polling memory that changes without a doorbell: the CP of
-/// a real GPU re-reads it on a timer, and host stores to signals do not ring doorbells.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Backoff {
-    next: Duration,
-}
-
-impl Backoff {
-    /// The first re-check comes after this long.
-    const FIRST: Duration = Duration::from_micros(20);
-    /// Re-checks never come further apart than this: it bounds the latency of noticing a host
-    /// store at ~1 ms while costing a parked processor only ~1000 wake-ups a second.
-    const CAP: Duration = Duration::from_millis(1);
-
-    /// A fresh backoff.
-    pub(crate) const fn new() -> Self {
-        Self { next: Self::FIRST }
-    }
-
-    /// The delay before the next re-check, growing towards the cap.
-    pub(crate) fn step(&mut self) -> Duration {
-        let delay = self.next;
-        self.next = (self.next * 2).min(Self::CAP);
-        delay
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -415,17 +388,5 @@ mod tests {
         assert!(c.suspended());
         c.percentage = 0x0100;
         assert!(c.suspended());
-    }
-
-    #[test]
-    fn backoff_grows_to_its_cap() {
-        let mut backoff = Backoff::new();
-        let first = backoff.step();
-        assert_eq!(first, Backoff::FIRST);
-        assert!(backoff.step() > first);
-        for _ in 0..64 {
-            backoff.step();
-        }
-        assert_eq!(backoff.step(), Backoff::CAP);
     }
 }

@@ -151,25 +151,3 @@ impl Control {
         }
     }
 }
-
-/// A capped exponential backoff for POLL_REGMEM and looped atomics: the engine re-reads
-/// memory on its poll interval; host stores ring no doorbell.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Backoff {
-    next: Duration,
-}
-
-impl Backoff {
-    const FIRST: Duration = Duration::from_micros(10);
-    const CAP: Duration = Duration::from_millis(1);
-
-    pub(crate) const fn new() -> Self {
-        Self { next: Self::FIRST }
-    }
-
-    pub(crate) fn step(&mut self) -> Duration {
-        let delay = self.next;
-        self.next = (self.next * 2).min(Self::CAP);
-        delay
-    }
-}

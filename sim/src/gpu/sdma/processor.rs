@@ -12,11 +12,12 @@
 
 use std::sync::Arc;
 
-use super::control::{Backoff, Control, Look};
+use super::control::{Control, Look};
 use super::memory::EngineMemory;
 use super::packet::{Decoded, MAX_FIXED_DWORDS, Packet, decode};
 use crate::gpu::clock::gpu_timestamp;
 use crate::gpu::dispatch::InterruptSink;
+use crate::gpu::memory_poll::Backoff;
 use crate::gpu::queue::QueueSpec;
 use crate::gpu::vm::MemoryFault;
 
