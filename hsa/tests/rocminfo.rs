@@ -1,6 +1,7 @@
 //! Debian's unmodified `rocminfo` over this library prints what it prints over ROCr on the
 //! same simulated machine, line for line, except the lines listed in [`KNOWN_DIFFERENCES`]
-//! with their reasons; and ROCr's library (and libhsakmt) is never loaded.
+//! with their reasons; and ROCr's library (and libhsakmt) is never loaded. Each rocminfo run
+//! has a time limit (`support::run_on_simulator` waits through `process::run_with_deadline`).
 
 mod support;
 
