@@ -43,7 +43,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let path: PathBuf = [
         env!("CARGO_MANIFEST_DIR"),
         "tests/kernels/bin",
-        &processor,
+        processor,
         "vector_add.co5",
     ]
     .iter()

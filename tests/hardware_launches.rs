@@ -31,7 +31,7 @@ fn code_object(gpu: &GpuAgent, name: &str) -> Vec<u8> {
     let path: PathBuf = [
         env!("CARGO_MANIFEST_DIR"),
         "tests/kernels/bin",
-        &processor,
+        processor,
         name,
     ]
     .iter()

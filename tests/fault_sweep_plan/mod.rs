@@ -47,7 +47,7 @@ fn quickstart_on(device: &Device) -> Result<(), Failure> {
     let path: PathBuf = [
         env!("CARGO_MANIFEST_DIR"),
         "tests/kernels/bin",
-        &processor,
+        processor,
         "vector_add.co5",
     ]
     .iter()
