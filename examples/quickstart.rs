@@ -39,11 +39,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // The committed test kernels are built for the targets aqueduct is tested on.
-    let processor = gpu.target_id.version.processor_name();
+    let processor = gpu.target_id.processor.name;
     let path: PathBuf = [
         env!("CARGO_MANIFEST_DIR"),
         "tests/kernels/bin",
-        &processor,
+        processor,
         "vector_add.co5",
     ]
     .iter()

@@ -249,7 +249,7 @@ fn elf_target(bytes: &[u8]) -> Result<TargetId, amdgpu_loader::Error> {
             what: "ELF header".into(),
             detail: "truncated before e_flags".into(),
         })?;
-    TargetId::from_e_flags(flags)
+    TargetId::from_e_flags(flags).map_err(amdgpu_loader::Error::from)
 }
 
 /// Pick the code object in `bytes` (any container) that suits `device` best.
@@ -265,7 +265,7 @@ pub fn select<'a>(
     let fat = FatBinary::parse(bytes).map_err(unreadable)?;
     if fat.container == Container::CodeObject {
         let code = elf_target(bytes).map_err(unreadable)?;
-        return match code.runs_on(device) {
+        return match code.runs_on(device).map_err(amdgpu_loader::Error::from) {
             Ok(()) => Ok(SelectedCodeObject {
                 bytes: Cow::Borrowed(bytes),
                 target: code,

@@ -25,6 +25,7 @@ use source::{ModPath, crate_sources, paths_in};
 const CRATES: &[(&str, Option<&[&[&str]]>)] = &[
     (".", Some(AQUEDUCT_LAYERS)),
     ("aql", None),
+    ("amdgpu-target", None),
     ("hsa", None),
     ("kfd", None),
     ("drm-amdgpu", None),

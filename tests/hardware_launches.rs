@@ -27,11 +27,11 @@ fn open_hardware(test: &str) -> Option<(MutexGuard<'static, ()>, Device)> {
 }
 
 fn code_object(gpu: &GpuAgent, name: &str) -> Vec<u8> {
-    let processor = gpu.target_id.version.processor_name();
+    let processor = gpu.target_id.processor.name;
     let path: PathBuf = [
         env!("CARGO_MANIFEST_DIR"),
         "tests/kernels/bin",
-        &processor,
+        processor,
         name,
     ]
     .iter()

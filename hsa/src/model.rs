@@ -255,7 +255,7 @@ impl Machine {
         self.agents.push(Agent {
             kind: AgentKind::Gpu,
             node: gpu.node,
-            name: gpu.target_id.version.processor_name(),
+            name: gpu.target_id.processor.name.to_owned(),
             product_name: gpu
                 .marketing_name
                 .map_or_else(|| gpu.name.clone().unwrap_or_default(), str::to_owned),

@@ -81,7 +81,7 @@ pub fn system_info(runtime: &Runtime, attribute: u32) -> Result<Value> {
             agent
                 .gpu
                 .as_ref()
-                .is_some_and(|g| g.target_id.xnack == Some(true))
+                .is_some_and(|g| g.target_id.xnack == aqueduct::kfd::topology::FeatureSetting::On)
         })),
         a::AMD_EXT_VERSION_MAJOR => Value::U16(EXT_VERSION.0),
         a::AMD_EXT_VERSION_MINOR => Value::U16(EXT_VERSION.1),

@@ -9,7 +9,7 @@ use crate::doorbell::{DoorbellPage, doorbell_slice_size};
 use crate::error::{Error, Result};
 use crate::queue_sizes::{CwsrSizeError, CwsrSizes, eop_buffer_size};
 use crate::sys::Sys;
-use crate::topology::{GfxVersion, Node, TargetId};
+use crate::topology::{GfxVersion, Node, Processor, TargetId};
 
 /// A GPU of the topology that the open driver does not use, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,6 +28,7 @@ pub struct Gpu {
     node: Node,
     gpu_id: u32,
     version: GfxVersion,
+    processor: &'static Processor,
     apertures: ProcessDeviceApertures,
     render: RenderFile,
     cwsr: Result<CwsrSizes, CwsrSizeError>,
@@ -41,6 +42,7 @@ impl Gpu {
         node: Node,
         gpu_id: u32,
         version: GfxVersion,
+        processor: &'static Processor,
         apertures: ProcessDeviceApertures,
         render: RenderFile,
         page_size: usize,
@@ -49,6 +51,7 @@ impl Gpu {
             cwsr: CwsrSizes::for_node(&node.properties, page_size as u64),
             gpu_id,
             version,
+            processor,
             apertures,
             render,
             doorbell_slice_size: doorbell_slice_size(page_size),
@@ -72,9 +75,15 @@ impl Gpu {
         self.version
     }
 
-    /// The target id, with SRAM ECC from the node's capability and XNACK as given.
+    /// The processor its ISA version names.
+    pub fn processor(&self) -> &'static Processor {
+        self.processor
+    }
+
+    /// The target id, with SRAM ECC from the node's capability and XNACK as given (`None`:
+    /// unknown, "any").
     pub fn target_id(&self, xnack: Option<bool>) -> TargetId {
-        TargetId::new(self.version, Some(self.node.properties.sram_ecc()), xnack)
+        TargetId::of_agent(self.processor, xnack, Some(self.node.properties.sram_ecc()))
     }
 
     /// This process' apertures on the GPU.

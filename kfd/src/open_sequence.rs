@@ -19,7 +19,7 @@ use crate::ioctl::calls as ioctls;
 use crate::render_node::RenderNodeOpener;
 use crate::retry::restarting;
 use crate::sys::Sys;
-use crate::topology::{Node, NodeKind, Topology};
+use crate::topology::{Node, NodeKind, Processor, Topology};
 
 /// XNACK mode as [`crate::Kfd`] stores it when the kernel does not report one.
 pub(crate) const XNACK_UNKNOWN: u8 = 2;
@@ -68,13 +68,24 @@ impl<'a> OpenSequence<'a> {
                 }
                 NodeKind::Gpu(id) => id,
             };
-            if let Err(err) = node.properties.gfx_version() {
-                hidden.push(HiddenGpu {
-                    node_index: node.index,
-                    gpu_id: Some(gpu_id),
-                    reason: format!("unknown ISA: {err}"),
-                });
-                continue;
+            match node.properties.gfx_version() {
+                Err(err) => {
+                    hidden.push(HiddenGpu {
+                        node_index: node.index,
+                        gpu_id: Some(gpu_id),
+                        reason: format!("unknown ISA: {err}"),
+                    });
+                    continue;
+                }
+                Ok(version) if Processor::from_gfx_version(version).is_none() => {
+                    hidden.push(HiddenGpu {
+                        node_index: node.index,
+                        gpu_id: Some(gpu_id),
+                        reason: format!("unknown ISA: {version} is no processor this driver knows"),
+                    });
+                    continue;
+                }
+                Ok(_) => {}
             }
             if let Some(file) = state.render_files.get(&gpu_id) {
                 usable.push((node.clone(), *file));
@@ -177,6 +188,12 @@ impl<'a> OpenSequence<'a> {
             let version = node.properties.gfx_version().map_err(|e| {
                 Error::Unsupported(format!("GPU {gpu_id:#x} (node {}): {e}", node.index))
             })?;
+            let processor = Processor::from_gfx_version(version).ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "GPU {gpu_id:#x} (node {}): {version} is no processor this driver knows",
+                    node.index
+                ))
+            })?;
             restarting(|| {
                 ioctls::set_memory_policy(
                     self.sys.as_ref(),
@@ -190,7 +207,9 @@ impl<'a> OpenSequence<'a> {
                 self.binding
                     .ioctl_error(format!("set the memory policy of GPU {gpu_id:#x}"), e)
             })?;
-            gpus.push(Gpu::new(node, gpu_id, version, aperture, file, page_size));
+            gpus.push(Gpu::new(
+                node, gpu_id, version, processor, aperture, file, page_size,
+            ));
         }
         Ok(gpus)
     }

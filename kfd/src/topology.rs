@@ -25,7 +25,7 @@ pub use io_link::{IoLink, IoLinkProperties, LinkDirectory, LinkType};
 pub use mem_bank::{HeapType, MemBank, MemBankProperties};
 pub use node::NodeProperties;
 pub use property_text::{PropertyText, PropertyTextError, PropertyValue};
-pub use target::{GfxVersion, GfxVersionError, TargetId};
+pub use target::{FeatureSetting, GfxVersion, GfxVersionError, Processor, TargetId};
 
 use crate::abi::sysfs::{self, files, system};
 use crate::errno::Errno;

@@ -146,3 +146,28 @@ impl Error {
 
 /// The loader's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<amdgpu_target::Error> for Error {
+    /// The target crate's errors keep their variants here, so that callers match one type.
+    fn from(error: amdgpu_target::Error) -> Self {
+        match error {
+            amdgpu_target::Error::BadFlags { flags, reason } => Self::BadFlags { flags, reason },
+            amdgpu_target::Error::BadTargetId { text, reason } => {
+                Self::BadTargetId { text, reason }
+            }
+            amdgpu_target::Error::Incompatible {
+                code,
+                agent,
+                reason,
+            } => Self::Incompatible {
+                code,
+                agent,
+                reason,
+            },
+            other => Self::Malformed {
+                what: "target".to_owned(),
+                detail: other.to_string(),
+            },
+        }
+    }
+}

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use amdgpu_loader::{CodeObject, TargetId};
+use amdgpu_loader::CodeObject;
 use kfd::{Allocation, MemoryKind};
 
 use super::externals::Links;
@@ -76,9 +76,7 @@ impl Device {
     ) -> Result<Executable> {
         let index = self.gpu_index(gpu)?;
         let gpu = &self.shared().gpus()[index];
-        let target = TargetId::parse(&gpu.target_id.to_string())
-            .map_err(|e| Error::Unsupported(format!("GPU target {}: {e}", gpu.target_id)))?;
-        let selected = code_object_source::select(bytes, &target, origin)?;
+        let selected = code_object_source::select(bytes, &gpu.target_id, origin)?;
         let links = Links::new(self.shared(), gpu.gpu_id, &options.link_with)?;
         let start = |key: Option<LoadKey>| {
             let core = self.place(gpu, &selected.bytes, &links)?;

@@ -43,11 +43,11 @@ fn quickstart_on(device: &Device) -> Result<(), Failure> {
     let n = ELEMENTS;
     let gpu = &device.gpus().map_err(Failure::Error)?[0];
     // The committed vector_add for the GPU's target, as the example loads it.
-    let processor = gpu.target_id.version.processor_name();
+    let processor = gpu.target_id.processor.name;
     let path: PathBuf = [
         env!("CARGO_MANIFEST_DIR"),
         "tests/kernels/bin",
-        &processor,
+        processor,
         "vector_add.co5",
     ]
     .iter()

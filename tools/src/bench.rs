@@ -82,7 +82,7 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
     let iterations = iterations.max(10);
     let device = Device::open()?;
     let gpu = device.gpus()?[0].clone();
-    let processor = gpu.target_id.version.processor_name();
+    let processor = gpu.target_id.processor.name;
     let pick = |table: &[(&str, &'static [u8])]| {
         table
             .iter()

@@ -15,7 +15,6 @@ use aqueduct::code_object_source::CodeObjectSource;
 
 use crate::flags::{dims, pick_gpu};
 use aqueduct::Device;
-use aqueduct::loader::TargetId;
 use aqueduct::program::{Output, Program, ProgramError, RunOptions};
 
 type Error = Box<dyn std::error::Error>;
@@ -83,7 +82,7 @@ fn execute(request: &ExecRequest) -> Result<i32, Error> {
     };
     let device = Device::open()?;
     let gpu = pick_gpu(&device, request.target.as_deref())?;
-    let agent_target = TargetId::parse(&gpu.target_id.to_string())?;
+    let agent_target = gpu.target_id;
     let source = CodeObjectSource::open(&request.program)?;
     let selected = source.select(&agent_target)?;
     let program = Program::new(&device, &gpu, selected.bytes.to_vec())?;

@@ -15,9 +15,7 @@ pub fn pick_gpu(device: &Device, target: Option<&str>) -> Result<GpuAgent, Error
             .ok_or_else(|| "the device has no GPU".into());
     };
     gpus.iter()
-        .find(|g| {
-            g.target_id.to_string() == wanted || g.target_id.version.processor_name() == wanted
-        })
+        .find(|g| g.target_id.to_string() == wanted || g.target_id.processor.name == wanted)
         .cloned()
         .ok_or_else(|| {
             let have: Vec<String> = gpus.iter().map(|g| g.target_id.to_string()).collect();

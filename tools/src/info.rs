@@ -5,7 +5,7 @@ use std::sync::Arc;
 use aqueduct::backend;
 use aqueduct::kfd::sys::Backend;
 use aqueduct::kfd::topology::{
-    HeapType, LinkDirectory, LinkType, Node, NodeKind, TargetId, Topology,
+    HeapType, LinkDirectory, LinkType, Node, NodeKind, Processor, TargetId, Topology,
 };
 use aqueduct::kfd::{ProcessBinding, Sys};
 
@@ -167,7 +167,12 @@ fn print_node(node: &Node) {
             // XNACK is a per-process mode, known once the driver is open: left out here.
             let target = props.gfx_version().map_or_else(
                 |e| format!("unknown target ({e})"),
-                |v| TargetId::new(v, Some(props.sram_ecc()), None).to_string(),
+                |v| {
+                    Processor::from_gfx_version(v).map_or_else(
+                        || format!("{v} (no processor this driver knows)"),
+                        |p| TargetId::of_agent(p, None, Some(props.sram_ecc())).to_string(),
+                    )
+                },
             );
             let cus = props
                 .compute_units()

@@ -12,7 +12,6 @@ use aqueduct::code_object_source::CodeObjectSource;
 
 use crate::flags::{dims, pick_gpu};
 use aqueduct::kernarg::ArgKind;
-use aqueduct::loader::TargetId;
 use aqueduct::{Arg, Buffer, Device, Geometry, MemoryLocation, QueueOptions};
 
 type Error = Box<dyn std::error::Error>;
@@ -63,7 +62,7 @@ pub fn run(request: &RunRequest) -> Result<(), Error> {
     let started = Instant::now();
     let device = Device::open()?;
     let gpu = pick_gpu(&device, request.target.as_deref())?;
-    let agent_target = TargetId::parse(&gpu.target_id.to_string())?;
+    let agent_target = gpu.target_id;
     let source = CodeObjectSource::open(&request.file)?;
     let selected = source.select(&agent_target)?;
     let executable = device.load_code_object(&gpu, &selected.bytes)?;

@@ -1,4 +1,7 @@
-//! The GPU targets the simulator models.
+//! The GPU targets the simulator models: a subset of the workspace's one target type
+//! (`amdgpu_target`), which owns the names, ISA versions and feature support.
+
+use amdgpu_target::{Processor, TargetId};
 
 /// A simulated ISA target. The shader core decodes and executes its machine code; the
 /// topology reports it as `gfx_target_version`.
@@ -11,12 +14,16 @@ pub enum GfxTarget {
 }
 
 impl GfxTarget {
+    /// The processor, from the shared table.
+    pub fn processor(self) -> &'static Processor {
+        let version = self.gfx_target_version();
+        Processor::from_gfx_target_version(version)
+            .unwrap_or_else(|| unreachable!("the shared processor table lists gfx{version}"))
+    }
+
     /// The processor name, e.g. `"gfx90a"`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Gfx90a => "gfx90a",
-            Self::Gfx942 => "gfx942",
-        }
+    pub fn name(self) -> &'static str {
+        self.processor().name
     }
 
     /// `gfx_target_version` as KFD prints it: major·10000 + minor·100 + stepping.
@@ -36,8 +43,41 @@ impl GfxTarget {
         }
     }
 
+    /// The simulated target of an agent's target id, if its processor is simulated.
+    pub fn from_target_id(target: &TargetId) -> Option<Self> {
+        Self::from_gfx_target_version(target.processor.gfx_target_version())
+            .filter(|_| !target.processor.is_generic)
+    }
+
+    /// The agent target id with the given xnack and sramecc modes.
+    pub fn target_id(self, xnack_on: bool, sramecc_on: bool) -> TargetId {
+        TargetId::of_agent(self.processor(), Some(xnack_on), Some(sramecc_on))
+    }
+
     /// Wavefront size (both are wave64 parts).
     pub const fn wavefront_size(self) -> u32 {
         64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simulated_targets_are_in_the_shared_table() {
+        for target in [GfxTarget::Gfx90a, GfxTarget::Gfx942] {
+            let id = target.target_id(false, true);
+            assert_eq!(GfxTarget::from_target_id(&id), Some(target));
+            assert_eq!(
+                id.processor.gfx_target_version(),
+                target.gfx_target_version()
+            );
+        }
+        assert_eq!(GfxTarget::Gfx90a.name(), "gfx90a");
+        assert_eq!(
+            GfxTarget::Gfx942.target_id(false, true).to_string(),
+            "gfx942:sramecc+:xnack-"
+        );
     }
 }

@@ -257,7 +257,7 @@ fn measure_aqueduct(iterations: usize) -> Result<Outcome, super::Error> {
             samples.queue_destroy.push(micros(started.elapsed()));
         }
         watch::step("load_code_object");
-        let code = super::empty_kernel(&gpu.target_id.version.processor_name())?;
+        let code = super::empty_kernel(gpu.target_id.processor.name)?;
         let executable = device.load_code_object(&gpu, code)?;
         let empty = executable.kernel("empty")?;
         let queue = device.create_queue(&gpu, &options)?;
