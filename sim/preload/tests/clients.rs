@@ -23,6 +23,11 @@ use test_support::{hardware, process};
 /// How long one client may run on the simulator before it counts as hung.
 const DEADLINE: Duration = Duration::from_secs(120);
 
+/// How long building the clients with `hipcc` and clang may take. Not what is under test, but
+/// still bounded: each `hipcc` compile takes 20-40 s on a quiet 2-core machine, and the whole
+/// script took over 120 s beside other builds (load average 17), so it gets its own bound.
+const BUILD_DEADLINE: Duration = Duration::from_secs(600);
+
 /// `target/<profile>`, from this test's path (`target/<profile>/deps/clients-*`).
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -78,7 +83,7 @@ fn build_clients(script: &str, out: &str) -> Result<PathBuf, String> {
     let what = format!("building clients ({script})");
     let build = process::try_run_with_deadline(
         Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join(script)).arg(&out),
-        DEADLINE,
+        BUILD_DEADLINE,
         &what,
     )
     .map_err(|e| format!("{script}: {e}"))?;
