@@ -30,6 +30,7 @@ pub mod pool;
 pub mod profiling;
 pub mod queue;
 pub mod runtime;
+pub mod scratch_requests;
 pub mod signal;
 pub mod status;
 pub mod system;
