@@ -11,7 +11,10 @@
 //!   copies from and to pinned memory;
 //! - `hip_module`: `hipModuleLoadData` → `GetFunction` → `GetGlobal` → `ModuleLaunchKernel`
 //!   → `ModuleUnload`, twice;
-//! - `hip_printf`: device `printf` through HIP's hostcall buffer.
+//! - `hip_printf`: device `printf` through HIP's hostcall buffer;
+//! - `rocsparse_csrmv`, `rocrand_philox`: Debian's rocSPARSE and rocRAND (AMD's own kernels):
+//!   a sparse matrix-vector product checked on the host, Philox uniforms (same seed, same
+//!   numbers; mean and variance).
 
 mod support;
 
@@ -192,4 +195,34 @@ fn device_printf_reaches_the_host_through_the_hostcall_buffer() {
     ours.sort();
     rocr.sort();
     assert_eq!(ours, rocr, "the same lines over aqueduct and over ROCr");
+}
+
+#[test]
+fn rocsparse_csrmv_matches_the_host_product_and_rocr() {
+    let Some(dir) = built("rocsparse_csrmv") else {
+        return;
+    };
+    let ours = run(dir, "rocsparse_csrmv", &[], true);
+    assert!(
+        ours.last()
+            .is_some_and(|line| line.starts_with("rocsparse_csrmv: ok 9898 ")),
+        "{ours:#?}"
+    );
+    let rocr = run(dir, "rocsparse_csrmv", &[], false);
+    assert_eq!(ours, rocr, "the same product over aqueduct and over ROCr");
+}
+
+#[test]
+fn rocrand_philox_gives_the_same_numbers_as_over_rocr() {
+    let Some(dir) = built("rocrand_philox") else {
+        return;
+    };
+    let ours = run(dir, "rocrand_philox", &[], true);
+    assert!(
+        ours.last()
+            .is_some_and(|line| line.starts_with("rocrand_philox: ok ")),
+        "{ours:#?}"
+    );
+    let rocr = run(dir, "rocrand_philox", &[], false);
+    assert_eq!(ours, rocr, "the same seed gives the same numbers over both runtimes");
 }
