@@ -22,6 +22,7 @@ pub mod executable;
 pub mod exports;
 pub mod extension;
 pub mod isa;
+pub mod loader_extension;
 pub mod memory;
 pub mod misc;
 pub mod model;

@@ -224,5 +224,8 @@ fn rocrand_philox_gives_the_same_numbers_as_over_rocr() {
         "{ours:#?}"
     );
     let rocr = run(dir, "rocrand_philox", &[], false);
-    assert_eq!(ours, rocr, "the same seed gives the same numbers over both runtimes");
+    assert_eq!(
+        ours, rocr,
+        "the same seed gives the same numbers over both runtimes"
+    );
 }

@@ -526,7 +526,12 @@ impl Queue {
                 .read(slot * 64 + 24, &mut size)
                 .map_err(|e| Error::driver(|| "the halted dispatch packet".to_owned(), e))?;
             let bytes = u32::from_le_bytes(size);
-            debug!(gpu_id = self.gpu_id, queue_id = self.queue_id, bytes, "CP asks for scratch");
+            debug!(
+                gpu_id = self.gpu_id,
+                queue_id = self.queue_id,
+                bytes,
+                "CP asks for scratch"
+            );
             device.with_live(|live| {
                 state
                     .scratch
