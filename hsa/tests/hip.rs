@@ -12,6 +12,8 @@
 //! - `hip_module`: `hipModuleLoadData` → `GetFunction` → `GetGlobal` → `ModuleLaunchKernel`
 //!   → `ModuleUnload`, twice;
 //! - `hip_printf`: device `printf` through HIP's hostcall buffer;
+//! - `hip_kernels` and `hip_streams_events` again on the small-BAR preset, where the CPU
+//!   cannot reach VRAM and HIP must learn so from the CPU agent's access to the VRAM pool;
 //! - `rocsparse_csrmv`, `rocrand_philox`: Debian's rocSPARSE and rocRAND (AMD's own kernels):
 //!   a sparse matrix-vector product checked on the host, Philox uniforms (same seed, same
 //!   numbers; mean and variance).
@@ -58,9 +60,34 @@ fn programs() -> Result<&'static Path, &'static str> {
 /// unless it exits 0 having mapped the expected runtime. Returns its output lines, without
 /// the `mapped:` ones.
 fn run(dir: &Path, program: &str, args: &[&str], ours: bool) -> Vec<String> {
+    run_on(dir, program, args, ours, None)
+}
+
+/// [`run`] on the simulated `machine` (`None`: the default MI210).
+fn run_on(
+    dir: &Path,
+    program: &str,
+    args: &[&str],
+    ours: bool,
+    machine: Option<&str>,
+) -> Vec<String> {
     let mut command = Command::new(dir.join(program));
     command.args(args).current_dir(dir);
-    let output = run_on_simulator(command, ours);
+    let output = match machine {
+        None => run_on_simulator(command, ours),
+        Some(machine) => {
+            command
+                .env("LD_PRELOAD", support::interposer())
+                .env("AQUEDUCT_BACKEND", "hw")
+                .env("AQUEDUCT_SIM_MACHINE", machine)
+                .env_remove("LD_LIBRARY_PATH");
+            if ours {
+                command.env("LD_LIBRARY_PATH", hsa_dir());
+            }
+            let what = format!("{program} on the simulated {machine}");
+            test_support::process::run_with_deadline(&mut command, support::DEADLINE, &what)
+        }
+    };
     let side = if ours { "aqueduct" } else { "ROCr" };
     assert!(
         output.status.success(),
@@ -227,5 +254,22 @@ fn rocrand_philox_gives_the_same_numbers_as_over_rocr() {
     assert_eq!(
         ours, rocr,
         "the same seed gives the same numbers over both runtimes"
+    );
+}
+
+#[test]
+fn on_a_small_bar_gpu_hip_copies_through_the_gpu_instead_of_touching_vram() {
+    let Some(dir) = built("hip_small_bar") else {
+        return;
+    };
+    let machine = Some("mi210-small-bar");
+    let kernels = run_on(dir, "hip_kernels", &[], true, machine);
+    assert_eq!(kernels.last().map(String::as_str), Some("hip_kernels: ok"));
+    let streams = run_on(dir, "hip_streams_events", &["100000"], true, machine);
+    assert!(
+        streams
+            .last()
+            .is_some_and(|line| line.starts_with("hip_streams_events: ok 100000 ")),
+        "{streams:#?}"
     );
 }
