@@ -227,8 +227,12 @@ pub unsafe extern "C" fn hsa_ven_amd_loader_query_executable(
 pub type LoadedCallback = Option<unsafe extern "C" fn(u64, u64, *mut c_void) -> Status>;
 
 /// `hsa_ven_amd_loader_executable_iterate_loaded_code_objects`.
+///
+/// # Safety
+///
+/// `callback` is null or a function that may be called with `data`.
 #[unsafe(no_mangle)]
-pub extern "C" fn hsa_ven_amd_loader_executable_iterate_loaded_code_objects(
+pub unsafe extern "C" fn hsa_ven_amd_loader_executable_iterate_loaded_code_objects(
     executable: u64,
     callback: LoadedCallback,
     data: *mut c_void,
@@ -341,8 +345,12 @@ pub unsafe extern "C" fn hsa_ven_amd_loader_code_object_reader_create_from_file_
 pub type ExecutableCallback = Option<unsafe extern "C" fn(u64, *mut c_void) -> Status>;
 
 /// `hsa_ven_amd_loader_iterate_executables`.
+///
+/// # Safety
+///
+/// `callback` is null or a function that may be called with `data`.
 #[unsafe(no_mangle)]
-pub extern "C" fn hsa_ven_amd_loader_iterate_executables(
+pub unsafe extern "C" fn hsa_ven_amd_loader_iterate_executables(
     callback: ExecutableCallback,
     data: *mut c_void,
 ) -> Status {
@@ -352,7 +360,7 @@ pub extern "C" fn hsa_ven_amd_loader_iterate_executables(
         let handles: Vec<u64> = executables(&runtime).iter().map(|(h, _)| *h).collect();
         drop(runtime);
         for handle in handles {
-            // SAFETY: the program's callback, with its data.
+            // SAFETY: the program's callback, with its data (the exported function's contract).
             let status = unsafe { callback(handle, data) };
             if status != Status::SUCCESS {
                 return Ok(status);
@@ -371,11 +379,11 @@ pub struct LoaderTable {
     query_segment_descriptors: unsafe extern "C" fn(*mut SegmentDescriptor, *mut usize) -> Status,
     query_executable: unsafe extern "C" fn(*const c_void, *mut u64) -> Status,
     executable_iterate_loaded_code_objects:
-        extern "C" fn(u64, LoadedCallback, *mut c_void) -> Status,
+        unsafe extern "C" fn(u64, LoadedCallback, *mut c_void) -> Status,
     loaded_code_object_get_info: unsafe extern "C" fn(u64, u32, *mut c_void) -> Status,
     code_object_reader_create_from_file_with_offset_size:
         unsafe extern "C" fn(i32, i64, usize, *mut u64) -> Status,
-    iterate_executables: extern "C" fn(ExecutableCallback, *mut c_void) -> Status,
+    iterate_executables: unsafe extern "C" fn(ExecutableCallback, *mut c_void) -> Status,
 }
 
 /// The table.
