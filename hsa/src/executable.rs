@@ -66,6 +66,9 @@ pub struct HsaExecutable {
     pub loaded: Vec<(usize, aqueduct::Executable)>,
     /// Its symbols' handles.
     pub symbols: Vec<u64>,
+    /// The loader's own copy of each loaded code object (parallel to `loaded`), which the
+    /// loader extension reports as its storage (`loader_extension`).
+    pub code_objects: Vec<Arc<Vec<u8>>>,
 }
 
 /// Readers, executables and symbols.
@@ -262,7 +265,8 @@ pub unsafe extern "C" fn hsa_executable_create_alt(
 }
 
 /// Load the code object `bytes` into executable `handle` for `agent`.
-fn load(runtime: &Runtime, handle: u64, agent: u64, bytes: &[u8]) -> Result<()> {
+/// Load `bytes` for `agent`; returns the loaded code object's position in the executable.
+fn load(runtime: &Runtime, handle: u64, agent: u64, bytes: &[u8]) -> Result<usize> {
     let exec = executable(runtime, handle)?;
     let index = index_of(agent)
         .filter(|&i| i < runtime.machine.agents.len())
@@ -322,7 +326,8 @@ fn load(runtime: &Runtime, handle: u64, agent: u64, bytes: &[u8]) -> Result<()> 
         exec.symbols.push(handle);
     }
     exec.loaded.push((index, loaded));
-    Ok(())
+    exec.code_objects.push(Arc::new(bytes.to_vec()));
+    Ok(exec.loaded.len() - 1)
 }
 
 /// `hsa_executable_load_agent_code_object`.
@@ -346,10 +351,11 @@ pub unsafe extern "C" fn hsa_executable_load_agent_code_object(
             .readers
             .get(code_object_reader)
             .ok_or_else(|| Error::new(Status::INVALID_CODE_OBJECT_READER, "unknown reader"))?;
-        load(&runtime, executable, agent, &bytes)?;
+        let position = load(&runtime, executable, agent, &bytes)?;
         if !loaded_code_object.is_null() {
+            let handle = crate::loader_extension::loaded_code_object(executable, position);
             // SAFETY: non-null, valid for one write by the caller's contract.
-            unsafe { loaded_code_object.write(code_object_reader) };
+            unsafe { loaded_code_object.write(handle) };
         }
         Ok(Status::SUCCESS)
     })

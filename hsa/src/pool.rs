@@ -130,6 +130,8 @@ pub enum Access {
 
 /// How `agent` may reach `pool`, as ROCr answers: its own pools and system memory by default,
 /// another GPU's memory after `hsa_amd_agents_allow_access`, group memory only its owner's.
+/// The CPU never reaches the VRAM of a GPU whose BAR does not cover it (small BAR): HIP reads
+/// exactly this answer to decide whether it may copy to and from VRAM with the CPU.
 pub fn access(machine: &Machine, agent: usize, pool: &Pool) -> Access {
     if pool.owner == agent {
         return Access::ByDefault;
@@ -138,6 +140,15 @@ pub fn access(machine: &Machine, agent: usize, pool: &Pool) -> Access {
         Segment::Group => Access::Never,
         Segment::Global if pool.is_host() => Access::ByDefault,
         Segment::Global => match machine.agents.get(agent).map(|a| a.kind) {
+            Some(AgentKind::Cpu)
+                if !machine
+                    .agents
+                    .get(pool.owner)
+                    .and_then(|owner| owner.gpu.as_ref())
+                    .is_some_and(|gpu| gpu.large_bar) =>
+            {
+                Access::Never
+            }
             Some(_) => Access::AfterAllow,
             None => Access::Never,
         },

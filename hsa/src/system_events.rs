@@ -1,4 +1,5 @@
-//! System events: GPU memory faults, handed to the handlers the program registered with
+//! System events: GPU memory faults (and, on the same thread, the CP's requests for scratch:
+//! `scratch_requests`), handed to the handlers the program registered with
 //! `hsa_amd_register_system_event_handler` (with the agent, the address and the reason) and to
 //! the error callbacks of the queues on that GPU. A monitor thread watches the device's fault
 //! stream from the first registration or queue on; the last `hsa_shut_down` stops and joins
@@ -103,6 +104,9 @@ fn watch(device: &Device, machine: &Machine, stop: &AtomicBool) {
         seen += faults.len();
         for fault in faults {
             deliver(machine, &fault);
+        }
+        if let Ok(runtime) = runtime() {
+            crate::scratch_requests::serve(&runtime.objects);
         }
     }
 }

@@ -7,7 +7,10 @@
 //!   memory fault the process survives;
 //! - `hsa_vector_add`: the C program the interposer's tests run on ROCr, unchanged, on ours;
 //! - `reload_client`: dlopen → hsa_init → dispatch → hsa_shut_down → dlclose, 100 times, the
-//!   library gone from `/proc/self/maps` after each.
+//!   library gone from `/proc/self/maps` after each;
+//! - `loader_extension`: the AMD loader extension table HIP fetches (executables, loaded code
+//!   objects and their info, addresses, segments; the profiler table declined), here and on
+//!   ROCr.
 
 mod support;
 
@@ -123,4 +126,28 @@ fn dlopen_init_dispatch_shut_down_dlclose_100_times_leaves_nothing_mapped() {
         "{}",
         describe(&output)
     );
+}
+
+#[test]
+fn the_loader_extension_table_serves_executables_code_objects_and_addresses_like_rocr() {
+    let Some(dir) = built("loader_extension") else {
+        return;
+    };
+    for ours in [true, false] {
+        let mut command = Command::new(dir.join("loader_extension"));
+        command.arg(kernels()).env("LD_DEBUG", "files");
+        let output = run_on_simulator(command, ours);
+        assert!(
+            output.status.success(),
+            "ours {ours}: {}",
+            describe(&output)
+        );
+        assert!(
+            String::from_utf8_lossy(&output.stdout).contains("loader_extension: ok"),
+            "ours {ours}: {}",
+            describe(&output)
+        );
+        let rocr = rocr_loaded(&String::from_utf8_lossy(&output.stderr));
+        assert_eq!(rocr.is_none(), ours, "ours {ours}: ROCr loaded: {rocr:?}");
+    }
 }

@@ -502,6 +502,46 @@ impl Queue {
         self.with_state(|state| self.ensure_scratch(state, bytes))
     }
 
+    /// Serve the CP's request for scratch: if it halted this queue on a dispatch needing more
+    /// scratch than the queue provides (`queue_inactive_signal` holds the recoverable
+    /// insufficient-scratch word), grow the scratch to what that packet asks for and store 0
+    /// so the CP fetches the packet again (ROCr's `DynamicScratchHandler`). For programs that
+    /// write dispatch packets into the ring themselves, with no scratch size known at queue
+    /// creation. Returns whether the queue was halted for scratch.
+    pub fn serve_scratch_request(&self) -> Result<bool> {
+        let device = Arc::clone(self.owned.device());
+        self.with_state(|state| {
+            let word = state.inactive.view().load(MemoryOrder::Acquire);
+            if word != aql::queue::queue_error::SCRATCH_WAVE64 {
+                return Ok(false);
+            }
+            // The halted packet is the one at the read index; its private_segment_size
+            // (hsa_kernel_dispatch_packet_t offset 24) is what the CP checked.
+            let slot = state.producer.read_index() % u64::from(state.producer.slots());
+            let mut size = [0u8; 4];
+            state
+                .queue
+                .queue_memory()
+                .ring()
+                .read(slot * 64 + 24, &mut size)
+                .map_err(|e| Error::driver(|| "the halted dispatch packet".to_owned(), e))?;
+            let bytes = u32::from_le_bytes(size);
+            debug!(
+                gpu_id = self.gpu_id,
+                queue_id = self.queue_id,
+                bytes,
+                "CP asks for scratch"
+            );
+            device.with_live(|live| {
+                state
+                    .scratch
+                    .grow_halted(live, bytes, |fields| state.write_scratch_fields(fields))
+            })?;
+            state.inactive.view().store(0, MemoryOrder::Release);
+            Ok(true)
+        })
+    }
+
     /// Grow scratch to `bytes` per work-item if it is smaller, with the state held.
     pub(crate) fn ensure_scratch(&self, state: &QueueState, bytes: u32) -> Result<()> {
         if state.scratch.provided() >= bytes {

@@ -19,7 +19,7 @@
 //! queue stops with [`QueueError::OutOfScratch`](crate::QueueError::OutOfScratch).
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use kfd::{Allocation, BufferObject, GpuMapping, MemoryKind};
 
@@ -144,6 +144,9 @@ pub(crate) struct Scratch {
     /// Held shared by a launch from its scratch check until its packet is published, and
     /// exclusively while the memory is replaced.
     gate: RwLock<Option<ScratchMemory>>,
+    /// Memory replaced while dispatches published before may still use it (growth on the
+    /// CP's request, see [`Scratch::grow_halted`]): freed with the queue.
+    retired: Mutex<Vec<ScratchMemory>>,
     shape: ScratchShape,
     gpu_id: u32,
 }
@@ -158,6 +161,7 @@ impl Scratch {
         Self {
             provided: AtomicU32::new(0),
             gate: RwLock::new(None),
+            retired: Mutex::new(Vec::new()),
             shape,
             gpu_id,
         }
@@ -188,6 +192,32 @@ impl Scratch {
         drain: impl FnOnce() -> Result<()>,
         write: impl FnOnce(&ScratchFields) -> Result<()>,
     ) -> Result<()> {
+        self.replace(live, lane_bytes, drain, write, false)
+    }
+
+    /// Make the queue provide at least `lane_bytes` per work-item while the CP is halted on a
+    /// dispatch that needs them (it reported insufficient scratch and waits for the host to
+    /// store 0 to `queue_inactive_signal`). Dispatches published before that one may still
+    /// be running on the old memory, so it is kept until the queue goes (ROCr's
+    /// `DynamicScratchHandler` grows it in the same place; whether it frees the old memory at
+    /// once is not checked here: keeping it is safe either way).
+    pub(crate) fn grow_halted(
+        &self,
+        live: &Live,
+        lane_bytes: u32,
+        write: impl FnOnce(&ScratchFields) -> Result<()>,
+    ) -> Result<()> {
+        self.replace(live, lane_bytes, || Ok(()), write, true)
+    }
+
+    fn replace(
+        &self,
+        live: &Live,
+        lane_bytes: u32,
+        drain: impl FnOnce() -> Result<()>,
+        write: impl FnOnce(&ScratchFields) -> Result<()>,
+        keep_old: bool,
+    ) -> Result<()> {
         let lane_bytes = lane_bytes_for(lane_bytes);
         if lane_bytes > MAX_LANE_BYTES {
             return Err(Error::Unsupported(format!(
@@ -214,10 +244,16 @@ impl Scratch {
             .map_err(|e| Error::driver(what, e))?;
         let fields = ScratchFields::gfx9(buffer.va(), lane_bytes, self.shape);
         write(&fields)?;
-        *memory = Some(ScratchMemory {
+        let old = memory.replace(ScratchMemory {
             _mapping: mapping,
             _memory: buffer,
         });
+        if keep_old && let Some(old) = old {
+            self.retired
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(old);
+        }
         self.provided.store(lane_bytes, Ordering::Release);
         Ok(())
     }

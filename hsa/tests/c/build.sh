@@ -13,3 +13,4 @@ flags=(-std=gnu11 -O1 -g -Wall -Wextra -Werror)
 "$cc" "${flags[@]}" -o "$out/loader_client" "$here/loader_client.c" -lhsa-runtime64
 "$cc" "${flags[@]}" -o "$out/hsa_vector_add" "$here/../../../sim/preload/tests/c/hsa_vector_add.c" -lhsa-runtime64
 "$cc" "${flags[@]}" -o "$out/reload_client" "$here/reload_client.c" -ldl
+"$cc" "${flags[@]}" -o "$out/loader_extension" "$here/loader_extension.c" -lhsa-runtime64
