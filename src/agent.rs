@@ -131,8 +131,7 @@ impl GpuAgent {
         DispatchLimits {
             max_workgroup_size: self.max_workgroup_size,
             max_group_segment_size: self.lds_bytes,
-            max_private_segment_size: DispatchLimits::for_gfx_major(major)
-                .max_private_segment_size,
+            max_private_segment_size: DispatchLimits::for_gfx_major(major).max_private_segment_size,
         }
     }
 }

@@ -23,8 +23,11 @@ use kfd::sys::Sys;
 const PAGE: u64 = 4096;
 
 fn text(m: &Machine, path: &str) -> String {
-    String::from_utf8(m.read_file(Path::new(&format!("{TOPOLOGY_ROOT}/{path}"))).unwrap())
-        .unwrap()
+    String::from_utf8(
+        m.read_file(Path::new(&format!("{TOPOLOGY_ROOT}/{path}")))
+            .unwrap(),
+    )
+    .unwrap()
 }
 
 fn prop(text: &str, name: &str) -> u64 {
@@ -102,7 +105,12 @@ fn topology_is_the_one_a_real_7900_xtx_prints() {
                 .split(',')
                 .filter(|b| *b == "1")
                 .count();
-            (prop(&c, "level"), prop(&c, "size"), prop(&c, "type"), siblings)
+            (
+                prop(&c, "level"),
+                prop(&c, "size"),
+                prop(&c, "type"),
+                siblings,
+            )
         })
         .collect();
     let count = |want: (u64, u64, u64, usize)| caches.iter().filter(|&&c| c == want).count();
@@ -112,7 +120,10 @@ fn topology_is_the_one_a_real_7900_xtx_prints() {
     assert_eq!(count((1, 256, 1 | 8, 8)), 12, "GL1 per shader array");
     assert_eq!(caches[204], (2, 6 * 1024, 1 | 8, 96));
     assert_eq!(caches[205], (3, 96 * 1024, 1 | 8, 96));
-    assert!(m.read_file(Path::new(&format!("{TOPOLOGY_ROOT}/nodes/1/caches/206"))).is_err());
+    assert!(
+        m.read_file(Path::new(&format!("{TOPOLOGY_ROOT}/nodes/1/caches/206")))
+            .is_err()
+    );
 }
 
 #[test]
@@ -127,7 +138,10 @@ fn amdgpu_info_agrees_with_the_topology() {
     assert_eq!(dev.family, 145);
     assert_eq!(dev.num_shader_engines, 6);
     assert_eq!(dev.num_shader_arrays_per_engine, 2);
-    assert_eq!(u64::from(dev.cu_active_number), prop(&gpu, "simd_count") / 2);
+    assert_eq!(
+        u64::from(dev.cu_active_number),
+        prop(&gpu, "simd_count") / 2
+    );
     assert_eq!(dev.num_cu_per_sh, 8);
     assert_eq!(dev.wave_front_size, 32);
     assert_eq!(dev.max_engine_clock, 2482 * 1000);
@@ -177,10 +191,19 @@ fn create_queue_demands_the_gfx11_cwsr_sizes() {
 #[test]
 fn without_resizable_bar_the_cpu_sees_256_mib() {
     let s = Session::new(preset("rx7900xtx-small-bar").unwrap());
-    assert_eq!(prop(&text(&s.machine, "nodes/1/mem_banks/0/properties"), "heap_type"), 2);
     assert_eq!(
-        s.alloc(AllocFlags::VRAM | AllocFlags::PUBLIC | AllocFlags::WRITABLE, PAGE)
-            .unwrap_err(),
+        prop(
+            &text(&s.machine, "nodes/1/mem_banks/0/properties"),
+            "heap_type"
+        ),
+        2
+    );
+    assert_eq!(
+        s.alloc(
+            AllocFlags::VRAM | AllocFlags::PUBLIC | AllocFlags::WRITABLE,
+            PAGE
+        )
+        .unwrap_err(),
         Errno::EINVAL
     );
     let vis = drm_amdgpu::vram_gtt(&s.machine, s.render).unwrap();
