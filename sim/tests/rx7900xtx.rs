@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use amdgpu_sim::dispatch::{DispatchError, DispatchRequest, ShaderCore};
+use amdgpu_sim::dispatch::{DispatchError, DispatchRequest, ScratchSetup, ShaderCore};
 use amdgpu_sim::host_vm::HostVm;
 use amdgpu_sim::shader::Gfx9ShaderCore;
 use amdgpu_sim::shader_cores::shader_core_for;
@@ -212,14 +212,15 @@ fn without_resizable_bar_the_cpu_sees_256_mib() {
 
 /// A gfx1100 dispatch request (nothing behind the kernel object is read).
 fn gfx1100_request() -> DispatchRequest {
-    let mut packet = aql::KernelDispatchPacket::default();
-    packet.kernel_object = 0x7000_0000;
     DispatchRequest {
-        packet,
+        packet: aql::KernelDispatchPacket {
+            kernel_object: 0x7000_0000,
+            ..aql::KernelDispatchPacket::default()
+        },
         packet_va: 0,
         queue_va: 0,
         dispatch_id: 0,
-        scratch: Default::default(),
+        scratch: ScratchSetup::default(),
         target: GfxTarget::Gfx1100,
         lds_bytes_per_workgroup: 64 * 1024,
     }
