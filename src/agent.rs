@@ -124,14 +124,14 @@ impl GpuAgent {
     /// What one dispatch on this GPU may ask for: the limits `aql`'s packet builder checks a
     /// dispatch against, from this agent's properties. The topology reports the work-group
     /// and LDS limits; it reports no private-segment limit, so that one is derived from the
-    /// scratch wave size of GFX9 ([`DispatchLimits::GFX9`]: 13 bits of 1 KiB per wave over
-    /// 64 lanes). Unsure: what GFX10+ (wave32, other register widths) allows is not checked;
-    /// the GFX9 figure is kept for every GPU.
+    /// width and unit of this ISA's scratch wave size over 64 lanes
+    /// ([`DispatchLimits::for_gfx_major`]: 131,056 bytes before GFX11, 131,068 from GFX11).
     pub fn dispatch_limits(&self) -> DispatchLimits {
+        let major = u32::from(self.target_id.processor.version.0);
         DispatchLimits {
             max_workgroup_size: self.max_workgroup_size,
             max_group_segment_size: self.lds_bytes,
-            max_private_segment_size: DispatchLimits::GFX9.max_private_segment_size,
+            max_private_segment_size: DispatchLimits::for_gfx_major(major).max_private_segment_size,
         }
     }
 }
@@ -219,7 +219,8 @@ pub(crate) fn gpus(kfd: &Kfd) -> Vec<GpuAgent> {
         .collect()
 }
 
-/// The product name of an AMD GPU by PCI device id, for the data-centre parts aqueduct targets.
+/// The product name of an AMD GPU by PCI device id, for the data-centre parts aqueduct targets
+/// and the RDNA3 desktop cards the simulator models.
 /// The ids are those of the amdgpu driver's PCI table (`amdgpu_drv.c`) as ROCm's marketing
 /// names label them; parts not listed get `None` rather than a guess.
 pub fn marketing_name(device_id: u32) -> Option<&'static str> {
@@ -229,6 +230,8 @@ pub fn marketing_name(device_id: u32) -> Option<&'static str> {
         0x740F => "AMD Instinct MI210",
         0x74A0 => "AMD Instinct MI300A",
         0x74A1 => "AMD Instinct MI300X",
+        // Navi 31: the PCI revision tells the three apart (amdgpu.ids: C8 XTX, CC XT, CE GRE).
+        0x744C => "AMD Radeon RX 7900 XTX / 7900 XT / 7900 GRE",
         _ => return None,
     })
 }

@@ -169,6 +169,23 @@ impl DispatchLimits {
         max_group_segment_size: 64 * 1024,
         max_private_segment_size: 8_387_584 / 64,
     };
+
+    /// gfx11 (RDNA3): 1024 work-items, 64 KiB of LDS per workgroup, and 131,068 private bytes
+    /// per work-item: WAVESIZE has 15 bits in 256-byte units there (ROCr aligns a wave's
+    /// scratch to 256 bytes from GFX11), 8,388,352 bytes per wave over 64 lanes. Wave32
+    /// kernels could have twice that per lane; the limit does not depend on the kernel, so it
+    /// is the wave64 one.
+    pub const GFX11: Self = Self {
+        max_workgroup_size: 1024,
+        max_group_segment_size: 64 * 1024,
+        max_private_segment_size: 0x7FFF * 256 / 64,
+    };
+
+    /// The limits of an ISA with this major version (9 for gfx9xx, 11 for gfx11xx): GFX9's
+    /// below 11 (GFX10 has GFX9's scratch wave size), GFX11's from 11 (unsure for GFX12).
+    pub const fn for_gfx_major(major: u32) -> Self {
+        if major >= 11 { Self::GFX11 } else { Self::GFX9 }
+    }
 }
 
 impl Default for DispatchLimits {

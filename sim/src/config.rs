@@ -14,7 +14,7 @@ use crate::gpu::cp::CommandProcessorEngine;
 use crate::gpu::dispatch::ShaderCore;
 use crate::gpu::queue::QueueEngine;
 use crate::gpu::sdma::SdmaEngine;
-use crate::gpu::shader::Gfx9ShaderCore;
+use crate::gpu::shader_cores::shader_core_for;
 use crate::gpu::target::GfxTarget;
 
 /// `AMDGPU_FAMILY_AI`: every GFX9 part, including GC 9.4.2 (MI210) and 9.4.3 (MI300X).
@@ -23,6 +23,14 @@ use crate::gpu::target::GfxTarget;
 /// amdgpu's IP discovery assigns `AMDGPU_FAMILY_AI` to all GC 9.x versions, so the simulator
 /// reports 141 for both (unconfirmed on hardware).
 pub const AMDGPU_FAMILY_AI: u32 = 141;
+
+/// `AMDGPU_FAMILY_GC_11_0_0` (`amdgpu_drm.h`): Navi 31/32/33 (GC 11.0.x).
+pub const AMDGPU_FAMILY_GC_11_0_0: u32 = 145;
+
+/// `AMDGPU_VRAM_TYPE_HBM` (`amdgpu_drm.h`).
+pub const VRAM_TYPE_HBM: u32 = 6;
+/// `AMDGPU_VRAM_TYPE_GDDR6` (`amdgpu_drm.h`).
+pub const VRAM_TYPE_GDDR6: u32 = 9;
 
 /// One cache level as the topology reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +41,19 @@ pub struct CacheConfig {
     pub line_bytes: u32,
     /// Associativity.
     pub associativity: u32,
+}
+
+/// The scalar caches of an RDNA work-group processor (an SQC shared by its two CUs): KFD
+/// lists an instruction and a scalar data cache per SQC beside the vector L1 of each CU
+/// (`kfd_fill_gpu_cache_info_from_gfx_config`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SqcCaches {
+    /// The instruction cache of one SQC.
+    pub instruction: CacheConfig,
+    /// The scalar data cache of one SQC.
+    pub scalar_data: CacheConfig,
+    /// CUs that share one SQC.
+    pub cus_per_sqc: u32,
 }
 
 /// One simulated GPU.
@@ -85,6 +106,19 @@ pub struct GpuConfig {
     pub l2: CacheConfig,
     /// Last-level (MALL/Infinity) cache, if any.
     pub l3: Option<CacheConfig>,
+    /// The per-WGP scalar caches the topology lists (RDNA). The GFX9 presets leave them out:
+    /// their SQC caches are not modelled.
+    pub sqc: Option<SqcCaches>,
+    /// The GL1 cache of each shader array (RDNA), if the topology lists one.
+    pub gl1: Option<CacheConfig>,
+    /// `AMDGPU_VRAM_TYPE_*` of the memory.
+    pub vram_type: u32,
+    /// L2 channels (`num_tcc_blocks` of `AMDGPU_INFO_DEV_INFO`).
+    pub tcc_blocks: u32,
+    /// `num_shader_visible_vgprs` of `AMDGPU_INFO_DEV_INFO` (amdgpu's `max_gprs`).
+    pub shader_visible_vgprs: u32,
+    /// PCIe generation of the link (`pcie_gen` of `AMDGPU_INFO_DEV_INFO`).
+    pub pcie_gen: u32,
     /// PCIe SDMA engines.
     pub sdma_engines: u32,
     /// XGMI SDMA engines.
@@ -97,8 +131,9 @@ pub struct GpuConfig {
     pub mec_fw_version: u32,
     /// SDMA firmware version.
     pub sdma_fw_version: u32,
-    /// The shader core that runs this GPU's kernels (by default a [`Gfx9ShaderCore`] of its own
-    /// with one worker per available CPU; worker threads exist only while a dispatch runs).
+    /// The shader core that runs this GPU's kernels: by default the one of its ISA
+    /// ([`shader_core_for`]: a GFX9 core of its own with one worker per available CPU, whose
+    /// worker threads exist only while a dispatch runs).
     pub shader: Arc<dyn ShaderCore>,
 }
 
@@ -150,6 +185,12 @@ impl GpuConfig {
                 associativity: 16,
             },
             l3: None,
+            sqc: None,
+            gl1: None,
+            vram_type: VRAM_TYPE_HBM,
+            tcc_blocks: 16,
+            shader_visible_vgprs: 512,
+            pcie_gen: 4,
             sdma_engines: 2,
             sdma_xgmi_engines: 3,
             sdma_queues_per_engine: 8,
@@ -158,7 +199,7 @@ impl GpuConfig {
             // and AMDGPU_INFO agree.
             mec_fw_version: 78,
             sdma_fw_version: 8,
-            shader: Arc::new(Gfx9ShaderCore::new(0)),
+            shader: shader_core_for(GfxTarget::Gfx90a),
         }
     }
 
@@ -202,21 +243,120 @@ impl GpuConfig {
                 line_bytes: 64,
                 associativity: 16,
             }),
+            sqc: None,
+            gl1: None,
+            vram_type: VRAM_TYPE_HBM,
+            tcc_blocks: 16,
+            shader_visible_vgprs: 512,
+            pcie_gen: 5,
             sdma_engines: 4,
             sdma_xgmi_engines: 6,
             sdma_queues_per_engine: 8,
             cp_queues: 128,
             mec_fw_version: 177,
             sdma_fw_version: 19,
-            shader: Arc::new(Gfx9ShaderCore::new(0)),
+            shader: shader_core_for(GfxTarget::Gfx942),
         }
     }
 
-    /// The preset for `target` (MI210 for gfx90a, MI300X for gfx942).
+    /// An AMD Radeon RX 7900 XTX (Navi 31, gfx1100, 96 CUs in 48 WGPs, 24 GiB GDDR6).
+    ///
+    /// The topology numbers follow the properties file of a real board that tinygrad's KFD
+    /// mock carries (`test/mockgpu/amd/amdgpu.py`, kfd.md §2.6): simd_count 192, 16 waves per
+    /// SIMD, wave32, 12 shader arrays of 8 CUs, 32 scratch slots per CU, 2 SDMA engines with
+    /// 6 KFD queues each, 8 CP queues (MES keeps the rest), MEC firmware 2140, SDMA firmware
+    /// 20, max shader clock 2482 MHz, 206 caches. Cache sizes are AMD's published RDNA3
+    /// figures (32 KiB vector L0 per CU, 32 KiB instruction and 16 KiB scalar cache per WGP,
+    /// 256 KiB GL1 per shader array, 6 MiB L2, 96 MiB Infinity Cache); the kernel reads them
+    /// from the board's IP discovery table, which was not available here (unsure: line
+    /// sizes, and associativity, which that path leaves 0).
+    ///
+    /// The BAR: this preset has resizable BAR on (the CPU sees all 24 GiB, heap FB_PUBLIC),
+    /// as AMD's platforms enable it by default for RDNA3 ("Smart Access Memory") and ROCm
+    /// recommends it. Without it the CPU sees 256 MiB: `rx7900xtx-small-bar`.
+    pub fn rx7900xtx() -> Self {
+        Self {
+            target: GfxTarget::Gfx1100,
+            marketing_name: "AMD Radeon RX 7900 XTX".to_owned(),
+            // Navi 31 is an IP-discovery ASIC, like MI300X.
+            asic_name: "ip discovery".to_owned(),
+            device_id: 0x744C,
+            // amdgpu.ids: "744C, C8, AMD Radeon RX 7900 XTX" (CC is the 7900 XT).
+            pci_revision: 0xC8,
+            family: AMDGPU_FAMILY_GC_11_0_0,
+            compute_units: 96,
+            xccs: 1,
+            shader_engines_per_xcc: 6,
+            shader_arrays_per_engine: 2,
+            cu_per_shader_array: 8,
+            simd_per_cu: 2,
+            max_waves_per_simd: 16,
+            lds_size_kib: 64,
+            max_slots_scratch_cu: 32,
+            vram_bytes: 24 << 30,
+            large_bar: true,
+            memory_width_bits: 384,
+            // KFD's mem_clk_max is the memory controller clock: 20 Gbps GDDR6 is 2500 MHz,
+            // of which amdgpu's DPM tables report half (unsure: not read from a board).
+            memory_clock_mhz: 1250,
+            engine_clock_mhz: 2482,
+            l1: CacheConfig {
+                size_kib: 32,
+                line_bytes: 128,
+                associativity: 0,
+            },
+            l2: CacheConfig {
+                size_kib: 6 * 1024,
+                line_bytes: 128,
+                associativity: 0,
+            },
+            l3: Some(CacheConfig {
+                size_kib: 96 * 1024,
+                line_bytes: 64,
+                associativity: 0,
+            }),
+            sqc: Some(SqcCaches {
+                instruction: CacheConfig {
+                    size_kib: 32,
+                    line_bytes: 64,
+                    associativity: 0,
+                },
+                scalar_data: CacheConfig {
+                    size_kib: 16,
+                    line_bytes: 64,
+                    associativity: 0,
+                },
+                cus_per_sqc: 2,
+            }),
+            gl1: Some(CacheConfig {
+                size_kib: 256,
+                line_bytes: 128,
+                associativity: 0,
+            }),
+            vram_type: VRAM_TYPE_GDDR6,
+            // 384-bit bus in 24 16-bit channels, one L2 channel each (unsure: the kernel
+            // takes gc_num_tccs from IP discovery).
+            tcc_blocks: 24,
+            // 192 KiB of VGPRs per SIMD: 1536 wave32 registers (unsure: amdgpu's max_gprs
+            // comes from IP discovery's gc_num_gprs).
+            shader_visible_vgprs: 1536,
+            pcie_gen: 4,
+            sdma_engines: 2,
+            sdma_xgmi_engines: 0,
+            sdma_queues_per_engine: 6,
+            cp_queues: 8,
+            mec_fw_version: 2140,
+            sdma_fw_version: 20,
+            shader: shader_core_for(GfxTarget::Gfx1100),
+        }
+    }
+
+    /// The preset for `target` (MI210 for gfx90a, MI300X for gfx942, RX 7900 XTX for gfx1100).
     pub fn for_target(target: GfxTarget) -> Self {
         match target {
             GfxTarget::Gfx90a => Self::mi210(),
             GfxTarget::Gfx942 => Self::mi300x(),
+            GfxTarget::Gfx1100 => Self::rx7900xtx(),
         }
     }
 
@@ -352,6 +492,17 @@ impl MachineConfig {
     /// copy engine (topology heap `FB_PRIVATE`, `AMDGPU_INFO` visible VRAM 256 MiB).
     pub fn mi210_small_bar() -> Self {
         Self::single(GpuConfig::mi210().with_large_bar(false))
+    }
+
+    /// One Radeon RX 7900 XTX (gfx1100) with resizable BAR.
+    pub fn rx7900xtx() -> Self {
+        Self::single(GpuConfig::rx7900xtx())
+    }
+
+    /// One Radeon RX 7900 XTX in a host without resizable BAR: the CPU sees the first
+    /// 256 MiB of its VRAM only.
+    pub fn rx7900xtx_small_bar() -> Self {
+        Self::single(GpuConfig::rx7900xtx().with_large_bar(false))
     }
 
     /// `count` MI210s joined by XGMI bridges into one hive.

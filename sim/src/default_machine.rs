@@ -3,8 +3,9 @@
 //! It is created on first use and lives until the process ends, or until the library that
 //! holds it is unloaded ([`release_default_machine`]). `AQUEDUCT_SIM_MACHINE` chooses its
 //! shape: `mi210` (the default), `mi300x`, `mi210-hive` (four MI210 in an XGMI
-//! hive), `mi300x-platform` (eight MI300X) or `mi210-small-bar` (one MI210 whose VRAM
-//! the CPU sees only 256 MiB of).
+//! hive), `mi300x-platform` (eight MI300X), `mi210-small-bar` (one MI210 whose VRAM
+//! the CPU sees only 256 MiB of), `rx7900xtx` (one Radeon RX 7900 XTX, gfx1100, with
+//! resizable BAR) or `rx7900xtx-small-bar` (the same card without it).
 
 use std::sync::{Mutex, PoisonError};
 
@@ -27,8 +28,10 @@ pub fn preset(name: &str) -> Result<MachineConfig, SimError> {
         "mi210-hive" => Ok(MachineConfig::mi210_hive(4)),
         "mi300x-platform" => Ok(MachineConfig::mi300x_platform()),
         "mi210-small-bar" => Ok(MachineConfig::mi210_small_bar()),
+        "rx7900xtx" => Ok(MachineConfig::rx7900xtx()),
+        "rx7900xtx-small-bar" => Ok(MachineConfig::rx7900xtx_small_bar()),
         other => Err(SimError::Config(format!(
-            "{SIM_MACHINE_ENV}={other:?}: expected mi210, mi300x, mi210-hive, mi300x-platform or mi210-small-bar"
+            "{SIM_MACHINE_ENV}={other:?}: expected mi210, mi300x, mi210-hive, mi300x-platform, mi210-small-bar, rx7900xtx or rx7900xtx-small-bar"
         ))),
     }
 }
@@ -77,6 +80,11 @@ mod tests {
         assert_eq!(preset("mi300x").unwrap().gpus[0].xccs, 8);
         assert_eq!(preset("mi210-hive").unwrap().gpus.len(), 4);
         assert_eq!(preset("mi300x-platform").unwrap().gpus.len(), 8);
+        assert_eq!(
+            preset("rx7900xtx").unwrap().gpus[0].target,
+            crate::gpu::target::GfxTarget::Gfx1100
+        );
+        assert!(!preset("rx7900xtx-small-bar").unwrap().gpus[0].large_bar);
         assert!(matches!(preset("h100"), Err(SimError::Config(_))));
         let a = default_machine().unwrap();
         let b = default_machine().unwrap();

@@ -62,7 +62,7 @@ mod error;
 mod machine;
 mod sys_impl;
 
-pub use config::{CacheConfig, GpuConfig, MachineConfig, NEWEST_KFD_MINOR_VERSION};
+pub use config::{CacheConfig, GpuConfig, MachineConfig, NEWEST_KFD_MINOR_VERSION, SqcCaches};
 pub use default_machine::{SIM_MACHINE_ENV, default_machine, preset, release_default_machine};
 pub use driver::cwsr;
 pub use driver::device::CuLayout;
@@ -71,5 +71,5 @@ pub use driver::injection::FaultInjection;
 pub use driver::topology::{CLASS_TOPOLOGY_ROOT, TOPOLOGY_ROOT};
 pub use error::SimError;
 pub use gpu::inert::{InertQueueEngine, InertShaderCore};
-pub use gpu::{clock, cp, dispatch, host_vm, queue, sdma, shader, target, vm};
+pub use gpu::{clock, cp, dispatch, host_vm, queue, sdma, shader, shader_cores, target, vm};
 pub use machine::{GpuInfo, Machine, ResetCause, ResourceCounts};

@@ -46,7 +46,7 @@ use crate::error::{Error, Result};
 use crate::kernarg::LaunchContext;
 use crate::signal::{Signal, SignalState, SignalWait};
 use kernarg_ring::KernargRing;
-use scratch::{Scratch, ScratchFields, ScratchShape};
+use scratch::{Scratch, ScratchFields, ScratchIsa, ScratchShape};
 
 /// How long a queue whose error word says "memory fault" waits for KFD's report of the
 /// address, which may come after the CP's word.
@@ -203,10 +203,13 @@ impl QueueState {
         let inactive = SignalState::create(live, 0, true)?;
         let kfd_gpu = live.kfd.gpu(gpu_id).map_err(|e| Error::driver(what, e))?;
         let apertures = *kfd_gpu.apertures();
+        let node_properties = &kfd_gpu.node().properties;
         let scratch_shape = ScratchShape::new(
             gpu.compute_units,
-            kfd_gpu.node().properties.max_slots_scratch_cu,
+            node_properties.max_slots_scratch_cu,
             gpu.xccs,
+            node_properties.shader_engines().unwrap_or(1) / gpu.xccs.max(1),
+            ScratchIsa::for_major(kfd_gpu.gfx_version().major),
         );
         let mut properties = QueueProperties::IS_PTR64;
         if options.profiling {

@@ -77,6 +77,8 @@ pub fn atomic_counter(device: &Device, gpu: &GpuAgent) -> (Executable, Kernel) {
 /// pointing at `counters[i]` and `olds[i]`.
 pub struct CounterDispatches {
     pub kernel: Kernel,
+    /// What the GPU's dispatches may ask for.
+    pub limits: DispatchLimits,
     pub kernargs: Buffer,
     pub counters: Buffer,
     pub olds: Buffer,
@@ -98,6 +100,7 @@ impl CounterDispatches {
         olds.fill(0xff).unwrap();
         let this = Self {
             kernel,
+            limits: gpu.dispatch_limits(),
             kernargs,
             counters,
             olds,
@@ -135,7 +138,7 @@ impl CounterDispatches {
         .grid_1d(1, 1)
         .group_segment_size(self.kernel.group_segment_size)
         .completion_signal(completion)
-        .build(&DispatchLimits::GFX9)
+        .build(&self.limits)
         .unwrap()
     }
 }

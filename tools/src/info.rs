@@ -188,6 +188,18 @@ fn print_node(node: &Node) {
                 props.device_id,
                 props.drm_render_minor,
             );
+            // The shape rocminfo shows (SIMDs per CU, shader engines, arrays per engine,
+            // waves per CU), from the same properties.
+            println!(
+                "  {} SIMDs per CU, {} shader engines x {} arrays, {} waves per CU, \
+                 {} KiB LDS, {} scratch slots per CU",
+                props.simd_per_cu,
+                props.shader_engines().unwrap_or(0),
+                props.simd_arrays_per_engine,
+                props.simd_per_cu * props.max_waves_per_simd,
+                props.lds_size_in_kb,
+                props.max_slots_scratch_cu,
+            );
         }
     }
     for bank in &node.mem_banks {

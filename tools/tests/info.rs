@@ -42,6 +42,31 @@ fn info_prints_the_simulated_topology() {
     assert!(stdout.contains("XGMI"), "{stdout}");
 }
 
+/// The RX 7900 XTX as rocminfo and the KFD sysfs show a real one: gfx1100 (no xnack or
+/// sramecc feature, so a bare name), 96 CUs, wave32, 2 SIMDs per CU, 6 shader engines of 2
+/// arrays, 32 waves per CU, 24 GiB of host-visible VRAM on a 384-bit bus, 206 caches.
+#[test]
+fn info_shows_the_7900_xtx_as_the_kernel_reports_it() {
+    let (stdout, _) = info("rx7900xtx");
+    assert!(
+        stdout.contains(
+            "(ip discovery), gfx1100, 96 CUs in 1 XCC(s), wave32, 2482 MHz, device 0x744c"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("2 SIMDs per CU, 6 shader engines x 2 arrays, 32 waves per CU, 64 KiB LDS, 32 scratch slots per CU"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("VRAM (host-visible), 24576 MiB, 384-bit"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("206 caches"), "{stdout}");
+    let (stdout, _) = info("rx7900xtx-small-bar");
+    assert!(stdout.contains("VRAM, 24576 MiB"), "{stdout}");
+}
+
 #[test]
 fn info_json_describes_every_agent() {
     for (machine, gpus, target, marketing) in [
@@ -52,6 +77,12 @@ fn info_json_describes_every_agent() {
             4,
             "gfx90a:sramecc+:xnack-",
             "AMD Instinct MI210",
+        ),
+        (
+            "rx7900xtx",
+            1,
+            "gfx1100",
+            "AMD Radeon RX 7900 XTX / 7900 XT / 7900 GRE",
         ),
     ] {
         let out = run_with_deadline(
@@ -74,7 +105,8 @@ fn info_json_describes_every_agent() {
         for gpu in gpu_agents {
             assert_eq!(gpu["target"], target, "{machine}");
             assert_eq!(gpu["marketing_name"], marketing, "{machine}");
-            assert_eq!(gpu["wavefront_size"], 64);
+            let wave = if target == "gfx1100" { 32 } else { 64 };
+            assert_eq!(gpu["wavefront_size"], wave, "{machine}");
             assert!(gpu["compute_units"].as_u64().unwrap() > 0);
             assert_eq!(gpu["pools"].as_array().unwrap().len(), 4);
             assert!(gpu["pools"][0]["size"].as_u64().unwrap() > 0, "VRAM pool");

@@ -1,7 +1,8 @@
 //! The simulated machine's shape, from the environment.
 //!
 //! `AQUEDUCT_SIM_MACHINE` names a preset (`mi210`, the default; `mi300x`; `mi210-hive`;
-//! `mi300x-platform`), as for aqueduct's built-in simulator. `AMDGPU_SIM_CONFIG` adjusts it:
+//! `mi300x-platform`; `mi210-small-bar`; `rx7900xtx`; `rx7900xtx-small-bar`), as for
+//! aqueduct's built-in simulator. `AMDGPU_SIM_CONFIG` adjusts it:
 //! comma-separated `key=value` items, applied in this order whatever their order in the text:
 //!
 //! | key | meaning |

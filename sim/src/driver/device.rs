@@ -120,19 +120,39 @@ pub(crate) struct SdmaSlots {
 /// boards), and debugger firmware support. SVM API support is not claimed: the simulator does
 /// not model SVM ranges. (Modelled on the decoded MI100 value of kfd.md §2.4; unconfirmed for
 /// MI210/MI300X boards.)
-fn capability_bits() -> u32 {
-    let c = Capability::WATCH_POINTS_SUPPORTED.bits()
+///
+/// GFX11 boards (RX 7900 XTX) have no ECC or RAS: the same bits without EDC and RAS
+/// notification, which is the real gfx1100 value 0x2807A280 of kfd.md §2.4 without the SVM bit.
+fn capability_bits(target: GfxTarget) -> u32 {
+    let ecc = if target.is_gfx9() {
+        Capability::MEM_EDCSUPPORTED.bits()
+            | Capability::RASEVENTNOTIFY.bits()
+            | Capability::SRAM_EDCSUPPORTED.bits()
+    } else {
+        0
+    };
+    let c = ecc
+        | Capability::WATCH_POINTS_SUPPORTED.bits()
         | (2 << Capability::WATCH_POINTS_TOTALBITS_SHIFT)
         | (Capability::DOORBELL_TYPE_2_0 << Capability::DOORBELL_TYPE_SHIFT)
         | Capability::TRAP_DEBUG_SUPPORT.bits()
         | Capability::TRAP_DEBUG_WAVE_LAUNCH_TRAP_OVERRIDE_SUPPORTED.bits()
         | Capability::TRAP_DEBUG_WAVE_LAUNCH_MODE_SUPPORTED.bits()
         | Capability::TRAP_DEBUG_PRECISE_MEMORY_OPERATIONS_SUPPORTED.bits()
-        | Capability::MEM_EDCSUPPORTED.bits()
-        | Capability::RASEVENTNOTIFY.bits()
-        | Capability::SRAM_EDCSUPPORTED.bits()
         | Capability::TRAP_DEBUG_FIRMWARE_SUPPORTED.bits();
     c & !Capability::RESERVED_WAS_SRAM_EDCSUPPORTED.bits()
+}
+
+/// `debug_prop`: the watch-address mask bits (low bit 6 on GFX9, 7 from GFX10; high bit 29)
+/// and DispatchInfoAlwaysValid (ttmps set up at every wave launch). GFX9: 1494, the MI100
+/// value (kfd.md §2.6; unconfirmed for MI210/MI300X). GFX11: 1495, the value of a real
+/// RX 7900 XTX's properties file (tinygrad's KFD mock); the kernel sets the always-valid bit
+/// there only with new enough MES firmware.
+fn debug_properties(target: GfxTarget) -> u64 {
+    const HI_BIT: u64 = 29 << 4;
+    const DISPATCH_INFO_ALWAYS_VALID: u64 = 0x400;
+    let lo_bit = if target.is_gfx9() { 6 } else { 7 };
+    lo_bit | HI_BIT | DISPATCH_INFO_ALWAYS_VALID
 }
 
 /// A 16-bit, non-zero gpu_id, different for every GPU of the machine (the kernel hashes PCI
@@ -194,15 +214,15 @@ impl Device {
                 | (u64::from(gpu_id) << 32 & 0xFFFF_0000_0000)
                 | index as u64,
             hive_id,
-            capability: capability_bits(),
-            // Watch-address mask bits 6..=29 and DispatchInfoAlwaysValid, as the GFX9 value of
-            // the MI100 example (kfd.md §2.6); unconfirmed for these boards.
-            debug_prop: 1494,
+            capability: capability_bits(gpu.target),
+            debug_prop: debug_properties(gpu.target),
             sizes,
             max_queues_per_process: match gpu.target {
                 // GC 9.4.3 (MI300X) has no HWS limit: 255.
                 GfxTarget::Gfx942 => 255,
-                GfxTarget::Gfx90a => 127,
+                // pqm_create_queue has no GC 11 case: the HWS limit applies under MES too
+                // (unsure whether MES refuses earlier on a real board).
+                GfxTarget::Gfx90a | GfxTarget::Gfx1100 => 127,
             },
             vram: Arc::new(VramPool::new(gpu.vram_bytes, system_memory)),
             gem: GemOffsets::default(),
@@ -278,10 +298,17 @@ mod tests {
 
     #[test]
     fn capability_says_doorbell_type_two() {
-        let caps = Capability::from_bits_retain(capability_bits());
+        let caps = Capability::from_bits_retain(capability_bits(GfxTarget::Gfx90a));
         assert_eq!(caps.doorbell_type(), 2);
         assert!(!caps.contains(Capability::RESERVED_WAS_SRAM_EDCSUPPORTED));
         assert!(caps.contains(Capability::TRAP_DEBUG_FIRMWARE_SUPPORTED));
+        // A real gfx1100 reports 0x2807A280; the simulator claims no SVM API (bit 27).
+        assert_eq!(
+            capability_bits(GfxTarget::Gfx1100),
+            0x2807_A280 & !Capability::SVMAPI_SUPPORTED.bits()
+        );
+        assert_eq!(debug_properties(GfxTarget::Gfx90a), 1494);
+        assert_eq!(debug_properties(GfxTarget::Gfx1100), 1495);
     }
 
     #[test]

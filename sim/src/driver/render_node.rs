@@ -21,8 +21,6 @@ const DRIVER_NAME: &str = "amdgpu";
 const DRIVER_DATE: &str = "20150101";
 const DRIVER_DESC: &str = "AMD GPU";
 
-/// `AMDGPU_VRAM_TYPE_HBM`.
-const VRAM_TYPE_HBM: u32 = 6;
 /// `AMDGPU_GMC_HOLE_START`/`END` and the lowest VA user mode may use (`AMDGPU_VA_RESERVED_BOTTOM`,
 /// 2 MiB on recent kernels; unconfirmed).
 const GMC_HOLE_START: u64 = 0x0000_8000_0000_0000;
@@ -53,6 +51,10 @@ const MM_GB_ADDR_CONFIG: u32 = 0x263e;
 /// the one remembered for Aldebaran and used for GC 9.4.3 too (unsure: not checked against the
 /// kernel source; libdrm only stores it).
 const GB_ADDR_CONFIG: u32 = 0x2A11_4042;
+/// The same register on GC 11 (same absolute offset: GC segment 0 at 0x1260 plus 0x13de).
+/// amdgpu reads the value the firmware set (`GB_ADDR_CONFIG_READ`); this one, 32 pipes and
+/// 256-byte interleave, is a plausible Navi 31 value (unsure; libdrm only stores it).
+const GB_ADDR_CONFIG_GFX11: u32 = 0x0000_0545;
 /// `amdgpu_info_ioctl`: at most this many registers per READ_MMR_REG.
 const MAX_MMR_REGISTERS: u32 = 128;
 
@@ -217,7 +219,11 @@ fn info(device: &Device, system: &SystemPool, args: &InfoArgs) -> Result<(), Err
                 if register != MM_GB_ADDR_CONFIG {
                     return Err(Errno::EINVAL);
                 }
-                values.push(GB_ADDR_CONFIG);
+                values.push(if device.target().is_gfx9() {
+                    GB_ADDR_CONFIG
+                } else {
+                    GB_ADDR_CONFIG_GFX11
+                });
             }
             answer(args, values.as_bytes())
         }
@@ -247,28 +253,33 @@ pub(crate) fn device_info(device: &Device) -> DeviceInfo {
         num_rb_pipes: layout.shader_engines_per_xcc * 4,
         enabled_rb_pipes_mask: (1u32 << (layout.shader_engines_per_xcc * 4).min(31)) - 1,
         num_hw_gfx_contexts: 8,
-        pcie_gen: if cfg.xccs > 1 { 5 } else { 4 },
+        pcie_gen: cfg.pcie_gen,
         pcie_num_lanes: 16,
         virtual_address_offset: VA_RESERVED_BOTTOM,
         virtual_address_max: GMC_HOLE_START - VA_RESERVED_TOP,
         virtual_address_alignment: 4096,
         pte_fragment_size: 2 << 20,
         gart_page_size: 4096,
-        vram_type: VRAM_TYPE_HBM,
+        vram_type: cfg.vram_type,
         vram_bit_width: cfg.memory_width_bits,
         wave_front_size: cfg.target.wavefront_size(),
-        num_shader_visible_vgprs: 512,
+        num_shader_visible_vgprs: cfg.shader_visible_vgprs,
         num_cu_per_sh: layout.cu_per_shader_array,
-        num_tcc_blocks: 16,
+        num_tcc_blocks: cfg.tcc_blocks,
         high_va_offset: GMC_HOLE_END,
         high_va_max: GMC_HOLE_END | (GMC_HOLE_START - VA_RESERVED_TOP),
         tcp_cache_size: cfg.l1.size_kib,
+        // One SQC per WGP on RDNA (`gc_num_sqc_per_wgp`); GFX9 reports none of these.
+        num_sqc_per_wgp: u32::from(cfg.sqc.is_some()),
+        sqc_data_cache_size: cfg.sqc.map_or(0, |sqc| sqc.scalar_data.size_kib),
+        sqc_inst_cache_size: cfg.sqc.map_or(0, |sqc| sqc.instruction.size_kib),
+        gl1c_cache_size: cfg.gl1.map_or(0, |gl1| gl1.size_kib),
         gl2c_cache_size: cfg.l2.size_kib * layout.xccs,
         mall_size: cfg.l3.map_or(0, |l3| u64::from(l3.size_kib) * 1024),
         ..DeviceInfo::default()
     };
-    // One XCC's bitmap (amdgpu copies bitmap[0]); GFX9 packs SE i, array j at
-    // [i % 4][j + (i / 4) * 2].
+    // One XCC's bitmap (amdgpu copies bitmap[0]); GFX9 and GFX11 (gfx_v11_0_get_cu_info)
+    // pack SE i, array j at [i % 4][j + (i / 4) * 2].
     for se in 0..layout.shader_engines_per_xcc {
         for sa in 0..layout.shader_arrays_per_engine {
             let array = se * layout.shader_arrays_per_engine + sa;

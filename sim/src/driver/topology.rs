@@ -134,6 +134,16 @@ fn cache_text(
     processor_id_low: u32,
     siblings: &[bool],
 ) -> String {
+    typed_cache_text(level, config, cache::TYPE_DATA, processor_id_low, siblings)
+}
+
+fn typed_cache_text(
+    level: u32,
+    config: &CacheConfig,
+    kind: u32,
+    processor_id_low: u32,
+    siblings: &[bool],
+) -> String {
     let mut s = String::new();
     line32(&mut s, cache::PROCESSOR_ID_LOW, processor_id_low);
     line32(&mut s, cache::LEVEL, level);
@@ -142,7 +152,7 @@ fn cache_text(
     line32(&mut s, cache::CACHE_LINES_PER_TAG, 1);
     line32(&mut s, cache::ASSOCIATION, config.associativity);
     line32(&mut s, cache::LATENCY, 0);
-    line32(&mut s, cache::TYPE, cache::TYPE_DATA | cache::TYPE_HSACU);
+    line32(&mut s, cache::TYPE, kind | cache::TYPE_HSACU);
     let bits: Vec<&str> = siblings
         .iter()
         .map(|&b| if b { "1" } else { "0" })
@@ -500,7 +510,9 @@ impl Topology {
     }
 }
 
-/// The GPU's data caches: a vector L1 per active CU, an L2 per XCC, and the last-level cache.
+/// The GPU's caches in the kernel's order (`kfd_fill_cache_non_crat_info`: one kind after
+/// the other): a vector L1 per active CU; on RDNA an instruction and a scalar data cache per
+/// SQC (two CUs) and a GL1 per shader array; an L2 per XCC; the last-level cache.
 fn gpu_caches(device: &Device) -> Vec<String> {
     let gpu = &device.config;
     let layout = &device.layout;
@@ -514,6 +526,38 @@ fn gpu_caches(device: &Device) -> Vec<String> {
             let id = device.simd_id_base + (xcc * per_xcc + cu) as u32;
             caches.push(cache_text(1, &gpu.l1, id, &siblings));
         }
+    }
+    // Groups of consecutive CUs of one XCC sharing a cache: (first CU, count).
+    let mut grouped = |config: &CacheConfig, kind: u32, groups: &[(usize, usize)]| {
+        for xcc in 0..layout.xccs as usize {
+            for &(first, count) in groups {
+                let mut siblings = vec![false; map_bits];
+                siblings[first..first + count].fill(true);
+                let id = device.simd_id_base + (xcc * per_xcc + first) as u32;
+                caches.push(typed_cache_text(1, config, kind, id, &siblings));
+            }
+        }
+    };
+    if let Some(sqc) = &gpu.sqc {
+        let size = sqc.cus_per_sqc.max(1) as usize;
+        let groups: Vec<(usize, usize)> = (0..per_xcc)
+            .step_by(size)
+            .map(|first| (first, size.min(per_xcc - first)))
+            .collect();
+        grouped(&sqc.instruction, cache::TYPE_INSTRUCTION, &groups);
+        grouped(&sqc.scalar_data, cache::TYPE_DATA, &groups);
+    }
+    if let Some(gl1) = &gpu.gl1 {
+        let mut groups = Vec::new();
+        let mut first = 0;
+        for array in 0..layout.arrays_per_xcc() {
+            let count = layout.active_cus_in_array(array) as usize;
+            if count > 0 {
+                groups.push((first, count));
+            }
+            first += count;
+        }
+        grouped(gl1, cache::TYPE_DATA, &groups);
     }
     for xcc in 0..layout.xccs as usize {
         let mut siblings = vec![false; map_bits];

@@ -11,6 +11,8 @@ pub enum GfxTarget {
     Gfx90a,
     /// gfx942 (CDNA3, MI300 series), `gfx_target_version` 90402.
     Gfx942,
+    /// gfx1100 (RDNA3, Navi 31: Radeon RX 7900 XTX), `gfx_target_version` 110000.
+    Gfx1100,
 }
 
 impl GfxTarget {
@@ -31,6 +33,7 @@ impl GfxTarget {
         match self {
             Self::Gfx90a => 90010,
             Self::Gfx942 => 90402,
+            Self::Gfx1100 => 110000,
         }
     }
 
@@ -39,6 +42,7 @@ impl GfxTarget {
         match version {
             90010 => Some(Self::Gfx90a),
             90402 => Some(Self::Gfx942),
+            110000 => Some(Self::Gfx1100),
             _ => None,
         }
     }
@@ -54,10 +58,29 @@ impl GfxTarget {
         TargetId::of_agent(self.processor(), Some(xnack_on), Some(sramecc_on))
     }
 
-    /// Wavefront size (both are wave64 parts).
+    /// The wavefront size the node reports (`wave_front_size`): 64 on the GFX9 parts, 32 on
+    /// RDNA, which also runs wave64 code (a kernel's own size is in its descriptor, see
+    /// [`Self::wave64_only`]).
     pub const fn wavefront_size(self) -> u32 {
-        64
+        match self {
+            Self::Gfx90a | Self::Gfx942 => 64,
+            Self::Gfx1100 => 32,
+        }
     }
+
+    /// Whether this is a GFX9 (GCN/CDNA) ISA, the one the GFX9 shader core executes.
+    pub const fn is_gfx9(self) -> bool {
+        matches!(self, Self::Gfx90a | Self::Gfx942)
+    }
+
+    /// Whether the ISA runs wave64 kernels only (GFX9), or both sizes, chosen per kernel by
+    /// `ENABLE_WAVEFRONT_SIZE32` in its descriptor (GFX10+).
+    pub const fn wave64_only(self) -> bool {
+        self.is_gfx9()
+    }
+
+    /// Every simulated target.
+    pub const ALL: [Self; 3] = [Self::Gfx90a, Self::Gfx942, Self::Gfx1100];
 }
 
 #[cfg(test)]
@@ -66,7 +89,7 @@ mod tests {
 
     #[test]
     fn simulated_targets_are_in_the_shared_table() {
-        for target in [GfxTarget::Gfx90a, GfxTarget::Gfx942] {
+        for target in GfxTarget::ALL {
             let id = target.target_id(false, true);
             assert_eq!(GfxTarget::from_target_id(&id), Some(target));
             assert_eq!(
@@ -75,6 +98,13 @@ mod tests {
             );
         }
         assert_eq!(GfxTarget::Gfx90a.name(), "gfx90a");
+        assert_eq!(GfxTarget::Gfx1100.name(), "gfx1100");
+        assert_eq!(GfxTarget::Gfx1100.wavefront_size(), 32);
+        // gfx1100 has neither xnack nor sramecc: its agent target id is the bare name.
+        assert_eq!(
+            GfxTarget::Gfx1100.target_id(false, false).to_string(),
+            "gfx1100"
+        );
         assert_eq!(
             GfxTarget::Gfx942.target_id(false, true).to_string(),
             "gfx942:sramecc+:xnack-"

@@ -113,6 +113,7 @@ fn measure_initialised(
     }
 
     step("load the empty kernel");
+    let limits = dispatch_limits(hsa, gpu, &name)?;
     let (reader, executable, kernel_object) = load_empty(hsa, gpu, code)?;
     let queue = create_queue(hsa, gpu)?;
     let mut done = Handle::default();
@@ -123,10 +124,10 @@ fn measure_initialised(
     let mut result = Ok(());
     for i in 1..=iterations {
         step(&format!("dispatch ({i} of {iterations})"));
-        let spin = dispatch(hsa, queue, kernel_object, done, Wait::Spin);
+        let spin = dispatch(hsa, queue, &limits, kernel_object, done, Wait::Spin);
         let sleep = spin.and_then(|spin| {
             samples.dispatch_spin.push(spin);
-            dispatch(hsa, queue, kernel_object, done, Wait::Blocked)
+            dispatch(hsa, queue, &limits, kernel_object, done, Wait::Blocked)
         });
         match sleep {
             Ok(sleep) => samples.dispatch_event_wait.push(sleep),
@@ -187,6 +188,27 @@ fn first_gpu(hsa: &Hsa) -> Result<(Handle, String), String> {
     })?;
     let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
     Ok((gpu, String::from_utf8_lossy(&name[..end]).into_owned()))
+}
+
+/// What a dispatch on the agent named `name` (its processor, `gfx90a`) may ask for: the
+/// work-group limit ROCr reports, the private-segment and LDS limits of its ISA generation.
+fn dispatch_limits(hsa: &Hsa, gpu: Handle, name: &str) -> Result<DispatchLimits, String> {
+    let major = aqueduct::loader::target::Processor::from_name(name)
+        .map(|p| u32::from(p.version.0))
+        .ok_or_else(|| format!("ROCr's GPU agent is {name:?}, not a known processor"))?;
+    let mut max_workgroup_size = 0u32;
+    // SAFETY: `HSA_AGENT_INFO_WORKGROUP_MAX_SIZE` writes a `uint32_t`.
+    hsa.check("hsa_agent_get_info(WORKGROUP_MAX_SIZE)", unsafe {
+        (hsa.agent_get_info)(
+            gpu,
+            hsa::AGENT_INFO_WORKGROUP_MAX_SIZE,
+            (&raw mut max_workgroup_size).cast(),
+        )
+    })?;
+    Ok(DispatchLimits {
+        max_workgroup_size,
+        ..DispatchLimits::for_gfx_major(major)
+    })
 }
 
 fn create_queue(hsa: &Hsa, gpu: Handle) -> Result<NonNull<hsa::Queue>, String> {
@@ -282,6 +304,7 @@ enum Wait {
 fn dispatch(
     hsa: &Hsa,
     queue: NonNull<hsa::Queue>,
+    limits: &DispatchLimits,
     kernel_object: u64,
     done: Handle,
     wait: Wait,
@@ -291,7 +314,7 @@ fn dispatch(
         .barrier(true)
         .acquire(FenceScope::System)
         .release(FenceScope::System)
-        .build(&DispatchLimits::GFX9)
+        .build(limits)
         .map_err(|e| e.to_string())?;
     let bytes = packet.as_bytes();
     debug_assert_eq!(bytes.len(), aqueduct::aql::packet::PACKET_SIZE);

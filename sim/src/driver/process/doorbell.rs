@@ -58,11 +58,12 @@ const MIRROR_OFFSET: usize = 512;
 
 /// The non-CP doorbell range of the device's doorbell layout (`first_non_cp..=last_non_cp`):
 /// Vega20's layout for GC 9.4.2 (SDMA from 0x100 to VCE ring 6/7 at 0x18F), layout 1 for
-/// GC 9.4.3 (SDMA from 0x100 to VCN end at 0x1E8). From amdgpu_doorbell.h; unconfirmed on
+/// GC 9.4.3 (SDMA from 0x100 to VCN end at 0x1E8), Navi 10's layout for GC 11 (soc21 uses
+/// it: SDMA engine 0 at 0x100 to VCNe_f at 0x18F). From amdgpu_doorbell.h; unconfirmed on
 /// hardware. Compute queues never reach these indices below 256 queues.
 fn reserved_range(target: GfxTarget) -> std::ops::RangeInclusive<usize> {
     match target {
-        GfxTarget::Gfx90a => 0x100..=0x18F,
+        GfxTarget::Gfx90a | GfxTarget::Gfx1100 => 0x100..=0x18F,
         GfxTarget::Gfx942 => 0x100..=0x1E8,
     }
 }

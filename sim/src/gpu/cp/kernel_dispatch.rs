@@ -73,20 +73,46 @@ pub(crate) fn validate(
     Ok(())
 }
 
+/// Byte offset of `kernel_code_properties` (a `u16`) in a kernel descriptor.
+const KERNEL_CODE_PROPERTIES_OFFSET: u64 = 56;
+/// `ENABLE_WAVEFRONT_SIZE32` in `kernel_code_properties` (GFX10+).
+const ENABLE_WAVEFRONT_SIZE32: u32 = 1 << 10;
+
+/// The wave size the kernel at `kernel_object` runs at: 64 on GFX9 (the bit is reserved
+/// there), else what its descriptor's `ENABLE_WAVEFRONT_SIZE32` says, as the CP programs
+/// `COMPUTE_DISPATCH_INITIATOR.CS_W32_EN` from it. The descriptor was probed by [`validate`].
+pub(crate) fn kernel_wave_size(
+    kernel_object: u64,
+    target: GfxTarget,
+    memory: &mut DeviceMemory,
+) -> Result<u32, QueueError> {
+    if target.wave64_only() {
+        return Ok(64);
+    }
+    let properties = memory.load_u32(
+        kernel_object + KERNEL_CODE_PROPERTIES_OFFSET,
+        std::sync::atomic::Ordering::Relaxed,
+    )?;
+    Ok(if properties & ENABLE_WAVEFRONT_SIZE32 != 0 {
+        32
+    } else {
+        64
+    })
+}
+
 /// Whether the queue's scratch covers the dispatch's private segment (aql.md §4, §7.6):
 /// `scratch_wave64_lane_byte_size` is the per-lane scratch normalised to a 64-lane wave, so a
-/// wave of `target`'s size gets `× 64 / wavefront size` bytes per lane. A dispatch without
+/// wave of `wave_size` lanes gets `× 64 / wave_size` bytes per lane. A dispatch without
 /// private segment needs none.
 pub(crate) fn scratch_sufficient(
     packet: &KernelDispatchPacket,
     scratch: &ScratchSetup,
-    target: GfxTarget,
+    wave_size: u32,
 ) -> bool {
     if packet.private_segment_size == 0 {
         return true;
     }
-    let per_lane =
-        u64::from(scratch.wave64_lane_byte_size) * 64 / u64::from(target.wavefront_size());
+    let per_lane = u64::from(scratch.wave64_lane_byte_size) * 64 / u64::from(wave_size.max(1));
     u64::from(packet.private_segment_size) <= per_lane
 }
 
@@ -104,15 +130,15 @@ mod tests {
     #[test]
     fn scratch_is_checked_per_lane() {
         let mut packet = KernelDispatchPacket::default();
-        assert!(scratch_sufficient(&packet, &scratch(0), GfxTarget::Gfx90a));
+        assert!(scratch_sufficient(&packet, &scratch(0), 64));
         packet.private_segment_size = 16;
-        assert!(!scratch_sufficient(&packet, &scratch(0), GfxTarget::Gfx90a));
-        assert!(scratch_sufficient(&packet, &scratch(16), GfxTarget::Gfx942));
+        assert!(!scratch_sufficient(&packet, &scratch(0), 64));
+        assert!(scratch_sufficient(&packet, &scratch(16), 64));
         packet.private_segment_size = 17;
-        assert!(!scratch_sufficient(
-            &packet,
-            &scratch(16),
-            GfxTarget::Gfx90a
-        ));
+        assert!(!scratch_sufficient(&packet, &scratch(16), 64));
+        // A wave32 wave has half the lanes: twice the bytes per lane.
+        assert!(scratch_sufficient(&packet, &scratch(16), 32));
+        packet.private_segment_size = 33;
+        assert!(!scratch_sufficient(&packet, &scratch(16), 32));
     }
 }

@@ -223,10 +223,18 @@ impl Processor {
                     &mut self.memory,
                 )?;
                 let scratch = queue.scratch(&mut self.memory)?;
-                if !kernel_dispatch::scratch_sufficient(&dispatch, &scratch, self.target) {
+                let wave_size = kernel_dispatch::kernel_wave_size(
+                    dispatch.kernel_object,
+                    self.target,
+                    &mut self.memory,
+                )?;
+                if !kernel_dispatch::scratch_sufficient(&dispatch, &scratch, wave_size) {
                     // Halt before launch; the host grows scratch and stores 0 to resume, and
                     // this packet is then fetched and checked again.
-                    return Err(QueueError::InsufficientScratch.into());
+                    return Err(QueueError::InsufficientScratch {
+                        wave32: wave_size == 32,
+                    }
+                    .into());
                 }
                 if properties.contains(QueueProperties::USE_SCRATCH_ONCE) {
                     afterwards = Afterwards::ReclaimScratch;

@@ -38,9 +38,13 @@ pub enum QueueError {
     /// More than 1024 work-items in a workgroup.
     #[error("workgroup too large")]
     WorkgroupTooLarge,
-    /// The dispatch needs more scratch than the queue provides (recoverable).
+    /// The dispatch needs more scratch than the queue provides (recoverable). The error word
+    /// says which wave size the kernel runs at, so the runtime sizes scratch for it.
     #[error("insufficient scratch")]
-    InsufficientScratch,
+    InsufficientScratch {
+        /// Whether the kernel runs wave32 (`ENABLE_WAVEFRONT_SIZE32` in its descriptor).
+        wave32: bool,
+    },
     /// A use-once scratch allocation was consumed: the host reclaims it and stores 0.
     #[error("use-once scratch consumed")]
     ScratchUseOnceDone,
@@ -80,8 +84,8 @@ impl QueueError {
             Self::InvalidGroupMemory => queue_error::INVALID_GROUP_MEMORY,
             Self::InvalidCodeObject => queue_error::INVALID_CODE_OBJECT,
             Self::WorkgroupTooLarge => queue_error::WORKGROUP_TOO_LARGE,
-            // Both simulated targets run wave64 (GfxTarget::wavefront_size).
-            Self::InsufficientScratch => queue_error::SCRATCH_WAVE64,
+            Self::InsufficientScratch { wave32: false } => queue_error::SCRATCH_WAVE64,
+            Self::InsufficientScratch { wave32: true } => queue_error::SCRATCH_WAVE32,
             Self::ScratchUseOnceDone => queue_error::SCRATCH_USE_ONCE_DONE,
             Self::MemoryViolation(_) => queue_error::MEMORY_VIOLATION,
             Self::IllegalInstruction { .. } => queue_error::ILLEGAL_INSTRUCTION,
@@ -91,7 +95,10 @@ impl QueueError {
 
     /// Whether the queue resumes when the host stores 0 to `queue_inactive_signal`.
     pub fn is_recoverable(&self) -> bool {
-        matches!(self, Self::InsufficientScratch | Self::ScratchUseOnceDone)
+        matches!(
+            self,
+            Self::InsufficientScratch { .. } | Self::ScratchUseOnceDone
+        )
     }
 
     /// The memory fault to raise as a VM-fault interrupt, if this error is one.
@@ -139,7 +146,14 @@ mod tests {
         assert_eq!(QueueError::InvalidPacketFormat.error_word(), 0x20);
         assert_eq!(QueueError::WorkgroupTooLarge.error_word(), 0x40);
         assert_eq!(QueueError::UnsupportedVendorPacket.error_word(), 0x100);
-        assert_eq!(QueueError::InsufficientScratch.error_word(), 1);
+        assert_eq!(
+            QueueError::InsufficientScratch { wave32: false }.error_word(),
+            1
+        );
+        assert_eq!(
+            QueueError::InsufficientScratch { wave32: true }.error_word(),
+            0x400
+        );
         assert_eq!(QueueError::ScratchUseOnceDone.error_word(), 512);
         assert_eq!(
             QueueError::IllegalInstruction { pc: 0 }.error_word(),
@@ -163,6 +177,6 @@ mod tests {
         assert_eq!(error.memory_fault(), Some(fault));
         assert!(!error.is_recoverable());
         assert_eq!(QueueError::from_dispatch(&DispatchError::Aborted), None);
-        assert!(QueueError::InsufficientScratch.is_recoverable());
+        assert!(QueueError::InsufficientScratch { wave32: true }.is_recoverable());
     }
 }

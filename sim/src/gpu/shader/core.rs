@@ -155,6 +155,20 @@ impl Run<'_> {
     }
 }
 
+/// What a GFX9 core answers a dispatch of another ISA's code: an illegal instruction at the
+/// kernel descriptor (the entry is not read: nothing of that code is executed), never a
+/// GFX9 reading of GFX11 machine code.
+fn not_gfx9(request: &DispatchRequest) -> DispatchError {
+    DispatchError::IllegalInstruction {
+        pc: request.packet.kernel_object,
+        encoding: Vec::new(),
+        mnemonic: format!(
+            "{} code: the GFX9 shader core executes gfx90a and gfx942 code only",
+            request.target.name()
+        ),
+    }
+}
+
 impl ShaderCore for Gfx9ShaderCore {
     fn dispatch(
         &self,
@@ -163,6 +177,9 @@ impl ShaderCore for Gfx9ShaderCore {
         interrupts: &dyn InterruptSink,
         abort: &AtomicBool,
     ) -> Result<DispatchStats, DispatchError> {
+        if !request.target.is_gfx9() {
+            return Err(not_gfx9(request));
+        }
         let mut mem = DeviceMemory::new(vm);
         let launch = Launch::new(request, &mut mem)?;
         let total = launch.total_groups();

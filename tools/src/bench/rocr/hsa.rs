@@ -16,6 +16,8 @@ pub const STATUS_INFO_BREAK: Status = 1;
 
 /// `HSA_AGENT_INFO_NAME` (`char[64]`).
 pub const AGENT_INFO_NAME: u32 = 0;
+/// `HSA_AGENT_INFO_WORKGROUP_MAX_SIZE` (`uint32_t`).
+pub const AGENT_INFO_WORKGROUP_MAX_SIZE: u32 = 8;
 /// `HSA_AGENT_INFO_DEVICE` (`hsa_device_type_t`).
 pub const AGENT_INFO_DEVICE: u32 = 17;
 /// `HSA_DEVICE_TYPE_GPU`.

@@ -149,7 +149,7 @@ pub fn flat(words: &[u32], luts: &Luts, target: GfxTarget) -> Result<Inst, Decod
         }
         Family::Scratch => {
             let uses_vaddr = match target {
-                GfxTarget::Gfx90a => saddr == 0x7f,
+                GfxTarget::Gfx90a | GfxTarget::Gfx1100 => saddr == 0x7f,
                 GfxTarget::Gfx942 => bits(w, 13, 1) != 0,
             };
             if uses_vaddr {

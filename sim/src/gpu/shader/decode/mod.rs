@@ -199,9 +199,13 @@ fn build_luts(target: GfxTarget) -> Luts {
 pub(crate) fn luts(target: GfxTarget) -> &'static Luts {
     static GFX90A: OnceLock<Luts> = OnceLock::new();
     static GFX942: OnceLock<Luts> = OnceLock::new();
+    static NOT_GFX9: OnceLock<Luts> = OnceLock::new();
     match target {
         GfxTarget::Gfx90a => GFX90A.get_or_init(|| build_luts(target)),
         GfxTarget::Gfx942 => GFX942.get_or_init(|| build_luts(target)),
+        // No GFX9 table row exists on a GFX11 target: every lookup misses, so the GFX9
+        // decoder refuses GFX11 code instead of misreading it.
+        GfxTarget::Gfx1100 => NOT_GFX9.get_or_init(|| build_luts(target)),
     }
 }
 

@@ -21,7 +21,7 @@ pub fn write(out: &mut String, inst: &Inst, target: GfxTarget) {
 
 fn cache_policy(out: &mut String, cpol: CachePolicy, target: GfxTarget) {
     match target {
-        GfxTarget::Gfx90a => {
+        GfxTarget::Gfx90a | GfxTarget::Gfx1100 => {
             for (set, name) in [(cpol.glc, " glc"), (cpol.slc, " slc"), (cpol.scc, " scc")] {
                 if set {
                     out.push_str(name);

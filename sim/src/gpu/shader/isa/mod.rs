@@ -185,6 +185,8 @@ impl Targets {
         let bit = match target {
             crate::gpu::target::GfxTarget::Gfx90a => 1,
             crate::gpu::target::GfxTarget::Gfx942 => 2,
+            // These are GFX9 tables: no row is a GFX11 encoding.
+            crate::gpu::target::GfxTarget::Gfx1100 => 0,
         };
         self.0 & bit != 0
     }
