@@ -29,6 +29,7 @@ pub mod objects;
 pub mod pool;
 pub mod profiling;
 pub mod queue;
+pub mod queue_errors;
 pub mod runtime;
 pub mod signal;
 pub mod status;

@@ -93,9 +93,11 @@ impl SystemEvents {
     }
 }
 
-/// The monitor: deliver each new fault until stopped or the device closes.
+/// The monitor: deliver each new fault, and each queue's error (`queue_errors`), until stopped
+/// or the device closes.
 fn watch(device: &Device, machine: &Machine, stop: &AtomicBool) {
     let mut seen = 0;
+    let mut reported = std::collections::HashSet::<u64>::new();
     while !stop.load(Ordering::Acquire) {
         let Ok(faults) = device.memory_faults_since(seen, MONITOR_SLICE) else {
             return;
@@ -104,6 +106,7 @@ fn watch(device: &Device, machine: &Machine, stop: &AtomicBool) {
         for fault in faults {
             deliver(machine, &fault);
         }
+        crate::queue_errors::poll(&mut reported);
     }
 }
 

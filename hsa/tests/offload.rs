@@ -3,7 +3,8 @@
 //! never loaded (checked in each program's `LD_DEBUG=files` trace):
 //! - OpenMP target offload built by Debian's clang-19 and run by libomptarget 19 (whose AMDGPU
 //!   plugin `dlopen`s `libhsa-runtime64.so`): reductions, device globals, atomics and math
-//!   functions of the ROCm device libraries (`tests/offload/omp_suite.c`);
+//!   functions of the ROCm device libraries (`tests/offload/omp_suite.c`), and a trap on the GPU
+//!   that reaches libomptarget's queue error callback with ROCr's status;
 //! - Debian's `llvm-offload-device-info-22` (liboffload 22) lists the GPU exactly as it does
 //!   over ROCr on the same simulated machine;
 //! - a C program on liboffload 22 (`tests/offload/liboffload_client.c`): olInit → program →
@@ -90,6 +91,11 @@ fn run(mut command: Command, ours: bool, extra: Option<&str>) -> Output {
 /// The program succeeded, loaded this crate's library and never ROCr's.
 fn assert_ran_on_ours(output: &Output) {
     assert!(output.status.success(), "{}", describe(output));
+    assert_only_ours_loaded(output);
+}
+
+/// The program loaded this crate's library and never ROCr's (nor libhsakmt).
+fn assert_only_ours_loaded(output: &Output) {
     let trace = String::from_utf8_lossy(&output.stderr);
     assert!(
         trace.contains("hsa-runtime-test/libhsa-runtime64.so"),
@@ -133,6 +139,47 @@ fn openmp_atomics_update_a_histogram_tickets_and_a_float_sum() {
 #[test]
 fn openmp_math_functions_of_the_device_libraries_match_the_host() {
     omp_section("math", "5000", "omp_suite math: ok 5000");
+}
+
+/// The status libomptarget prints from its queue error callback (`AMDGPU fatal error 1:
+/// Received error in queue 0x…: STATUS: TEXT`), without the queue's address.
+fn queue_error_report(output: &Output) -> Option<String> {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line = stderr
+        .lines()
+        .find(|line| line.starts_with("AMDGPU fatal error"))?;
+    line.find("HSA_STATUS_").map(|at| line[at..].to_owned())
+}
+
+#[test]
+fn a_gpu_trap_reaches_libomptarget_s_queue_error_callback_as_over_rocr() {
+    let Some(dir) = built("omp_suite trap") else {
+        return;
+    };
+    let mut reports = Vec::new();
+    for ours in [true, false] {
+        let mut command = Command::new(dir.join("omp_suite"));
+        command.arg("trap");
+        // Without the callback the program waits forever on its dispatch's completion signal:
+        // `run` fails the test at its deadline.
+        let output = run(command, ours, Some(LLVM_19_LIB));
+        assert!(!output.status.success(), "{}", describe(&output));
+        if ours {
+            assert_only_ours_loaded(&output);
+        }
+        let report = queue_error_report(&output);
+        assert!(
+            report.is_some(),
+            "no queue error report: {}",
+            describe(&output)
+        );
+        reports.push(report);
+    }
+    assert_eq!(
+        reports[0].as_deref(),
+        Some("HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception."),
+    );
+    assert_eq!(reports[0], reports[1], "ROCr reports the trap differently");
 }
 
 #[test]

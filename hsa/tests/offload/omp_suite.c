@@ -2,8 +2,10 @@
 // (-fopenmp --offload-arch=gfx90a, ROCm device libraries) and run through libomptarget 19.
 // `omp_suite SECTION [N]` runs one section and prints "omp_suite SECTION: ok ..." when every
 // value the GPU computed matches the host's; any other outcome exits non-zero with a reason.
-// Sections: reduction, globals, atomics, math. Each first checks that its target region ran
-// on the GPU (omp_is_initial_device() false there).
+// Sections: reduction, globals, atomics, math (each checks that its target region ran on the
+// GPU: omp_is_initial_device() false there), and trap: a target region that executes a trap
+// instruction on the GPU, which the HSA runtime reports to libomptarget's queue error
+// callback (libomptarget then reports the error and aborts; it never returns normally).
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -206,6 +208,19 @@ static int math(int n) {
   return 0;
 }
 
+// A trap on the GPU (s_trap): the queue stops, and libomptarget hears of it only through the
+// error callback it gave hsa_queue_create.
+static int trap(void) {
+  int reached = 0;
+#pragma omp target map(tofrom : reached)
+  {
+    if (!omp_is_initial_device()) __builtin_trap();
+    reached = 1;
+  }
+  fprintf(stderr, "omp_suite trap: the target region returned (reached = %d)\n", reached);
+  return 1;
+}
+
 int main(int argc, char** argv) {
   const char* section = argc > 1 ? argv[1] : "";
   int n = argc > 2 ? atoi(argv[2]) : 10000;
@@ -214,6 +229,7 @@ int main(int argc, char** argv) {
   if (!strcmp(section, "globals")) return globals();
   if (!strcmp(section, "atomics")) return atomics(n);
   if (!strcmp(section, "math")) return math(n);
-  fprintf(stderr, "usage: omp_suite reduction|globals|atomics|math [N]\n");
+  if (!strcmp(section, "trap")) return trap();
+  fprintf(stderr, "usage: omp_suite reduction|globals|atomics|math|trap [N]\n");
   return 2;
 }
