@@ -44,9 +44,20 @@ pub fn status_of(cause: &QueueError) -> Option<Status> {
     })
 }
 
-/// Call the error callback of every queue that stopped since the last look, once per queue
-/// (`reported` holds the queues already reported, by `hsa_queue_t` address).
-pub fn poll(reported: &mut HashSet<u64>) {
+/// The queues whose error was already handed to their callback, by `hsa_queue_t` address.
+#[derive(Debug, Default)]
+pub struct Reported(HashSet<u64>);
+
+impl Reported {
+    /// Call the error callback of every queue that stopped since the last look, once per
+    /// queue.
+    pub fn poll(&mut self) {
+        poll(&mut self.0);
+    }
+}
+
+/// [`Reported::poll`] over the set of reported queues.
+fn poll(reported: &mut HashSet<u64>) {
     let Ok(runtime) = runtime() else { return };
     // A destroyed queue's address may come back for a new queue: forget the gone ones.
     let live: HashSet<u64> = runtime

@@ -97,7 +97,7 @@ impl SystemEvents {
 /// or the device closes.
 fn watch(device: &Device, machine: &Machine, stop: &AtomicBool) {
     let mut seen = 0;
-    let mut reported = std::collections::HashSet::<u64>::new();
+    let mut reported = crate::queue_errors::Reported::default();
     while !stop.load(Ordering::Acquire) {
         let Ok(faults) = device.memory_faults_since(seen, MONITOR_SLICE) else {
             return;
@@ -106,7 +106,7 @@ fn watch(device: &Device, machine: &Machine, stop: &AtomicBool) {
         for fault in faults {
             deliver(machine, &fault);
         }
-        crate::queue_errors::poll(&mut reported);
+        reported.poll();
     }
 }
 
