@@ -30,6 +30,7 @@ pub mod objects;
 pub mod pool;
 pub mod profiling;
 pub mod queue;
+pub mod queue_errors;
 pub mod runtime;
 pub mod scratch_requests;
 pub mod signal;

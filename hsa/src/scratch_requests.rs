@@ -8,17 +8,29 @@
 //! The monitor looks once per slice of its fault wait (20 ms), so the first dispatch that
 //! needs more scratch on a queue waits up to that long; later ones find it in place.
 
+use std::collections::HashSet;
+
 use crate::objects::Objects;
 
-/// Grow and resume every queue the CP halted for scratch.
-pub fn serve(objects: &Objects) {
-    let queues = objects.queues.collect(|_, q| Some(q.queue.clone()));
-    for queue in queues {
+/// Grow and resume every queue the CP halted for scratch. Returns the queues (by
+/// `hsa_queue_t` address) whose scratch could not be grown: they stay halted, and
+/// `queue_errors` hands their error to the queue's callback, as ROCr does when its
+/// `DynamicScratchHandler` fails. A halted queue not in the set is left alone by
+/// `queue_errors` (it is served here, on this slice or the next).
+pub fn serve(objects: &Objects) -> HashSet<u64> {
+    let queues = objects
+        .queues
+        .collect(|address, q| Some((address, q.queue.clone())));
+    let mut failed = HashSet::new();
+    for (address, queue) in queues {
         match queue.serve_scratch_request() {
             Ok(true) => tracing::debug!(queue = queue.queue_id(), "scratch grown on request"),
             Ok(false) => {}
-            // The queue stays halted; its waits then run into their own limits.
-            Err(error) => tracing::warn!(%error, "cannot grow scratch on the CP's request"),
+            Err(error) => {
+                tracing::warn!(%error, "cannot grow scratch on the CP's request");
+                failed.insert(address);
+            }
         }
     }
+    failed
 }

@@ -183,7 +183,8 @@ impl Status {
                 c"HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The memory access is outside the aperture."
             }
             Self::ILLEGAL_INSTRUCTION => {
-                c"HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: The queue received an illegal instruction."
+                // ROCr 5.2's words (libomptarget prints them in its queue error report).
+                c"HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: The agent attempted to execute an illegal shader instruction."
             }
             Self::MEMORY_FAULT => {
                 c"HSA_STATUS_ERROR_MEMORY_FAULT: Agent attempted to access an inaccessible address."

@@ -94,9 +94,11 @@ impl SystemEvents {
     }
 }
 
-/// The monitor: deliver each new fault until stopped or the device closes.
+/// The monitor: deliver each new fault, and each queue's error (`queue_errors`), until stopped
+/// or the device closes.
 fn watch(device: &Device, machine: &Machine, stop: &AtomicBool) {
     let mut seen = 0;
+    let mut reported = crate::queue_errors::Reported::default();
     while !stop.load(Ordering::Acquire) {
         let Ok(faults) = device.memory_faults_since(seen, MONITOR_SLICE) else {
             return;
@@ -105,9 +107,11 @@ fn watch(device: &Device, machine: &Machine, stop: &AtomicBool) {
         for fault in faults {
             deliver(machine, &fault);
         }
-        if let Ok(runtime) = runtime() {
-            crate::scratch_requests::serve(&runtime.objects);
-        }
+        let scratch_failed = match runtime() {
+            Ok(runtime) => crate::scratch_requests::serve(&runtime.objects),
+            Err(_) => Default::default(),
+        };
+        reported.poll(&scratch_failed);
     }
 }
 

@@ -515,7 +515,9 @@ impl Queue {
         let device = Arc::clone(self.owned.device());
         self.with_state(|state| {
             let word = state.inactive.view().load(MemoryOrder::Acquire);
-            if word != aql::queue::queue_error::SCRATCH_WAVE64 {
+            let halted_for_scratch = word == aql::queue::queue_error::SCRATCH_WAVE64
+                || word == aql::queue::queue_error::SCRATCH_WAVE32;
+            if !halted_for_scratch {
                 return Ok(false);
             }
             // The halted packet is the one at the read index; its private_segment_size
