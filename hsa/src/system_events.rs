@@ -109,7 +109,7 @@ fn watch(device: &Device, machine: &Machine, stop: &AtomicBool) {
         }
         let scratch_failed = match runtime() {
             Ok(runtime) => crate::scratch_requests::serve(&runtime.objects),
-            Err(_) => Default::default(),
+            Err(_) => std::collections::HashSet::default(),
         };
         reported.poll(&scratch_failed);
     }
