@@ -2,7 +2,9 @@
 //! with the queue's error word watched by every wait on it.
 //!
 //! - `kernarg_ring`: the queue's kernarg segments and their completion signals, for launches;
-//! - `scratch`: the queue's scratch (private segment) memory, grown before launches need it.
+//! - `scratch`: the queue's scratch (private segment) memory, grown before launches need it;
+//! - `prepared_kernargs`: kernarg memory of prepared launches, owned by the queue so that it
+//!   outlives every packet pointing at it.
 //!
 //! Creating a queue: the kernel's memory for it (ring, `amd_queue_t` page, EOP buffer,
 //! context-save area) from `kfd`, every ring slot set INVALID, the `amd_queue_t` filled in
@@ -18,6 +20,7 @@
 
 mod descriptor;
 pub(crate) mod kernarg_ring;
+pub(crate) mod prepared_kernargs;
 pub(crate) mod scratch;
 
 use std::fmt;
@@ -46,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::kernarg::LaunchContext;
 use crate::signal::{Signal, SignalState, SignalWait};
 use kernarg_ring::KernargRing;
+use prepared_kernargs::PreparedKernargs;
 use scratch::{Scratch, ScratchFields, ScratchShape};
 
 /// How long a queue whose error word says "memory fault" waits for KFD's report of the
@@ -99,6 +103,8 @@ pub struct Queue {
 pub(crate) struct QueueState {
     pub(crate) producer: RingProducer<QueueDoorbell>,
     queue: kfd::Queue,
+    /// Kernarg memory of prepared launches (freed after the queue is destroyed).
+    pub(crate) prepared: Mutex<PreparedKernargs>,
     /// Kernarg segments for launches, made at the first launch (freed after the queue is
     /// destroyed: a kernel may still be reading them).
     pub(crate) launches: OnceLock<KernargRing>,
@@ -273,6 +279,7 @@ impl QueueState {
         };
         Ok(Self {
             producer,
+            prepared: Mutex::new(PreparedKernargs::default()),
             launches: OnceLock::new(),
             launches_init: Mutex::new(()),
             queue,
