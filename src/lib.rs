@@ -57,7 +57,8 @@ pub use executable::{Executable, Function, LoadOptions, Variable};
 pub use kernarg::{Arg, Geometry};
 pub use kernel::Kernel;
 pub use launch::{
-    Completion, DEFAULT_STACK_BYTES, Issued, Launch, LaunchOptions, PrepareOptions, PreparedLaunch,
+    CommandList, CommandListBuilder, Completion, DEFAULT_STACK_BYTES, Issued, Launch,
+    LaunchOptions, PrepareOptions, PreparedLaunch, RecordedLaunch, Replayed,
 };
 pub use queue::{Queue, QueueOptions};
 pub use signal::{Condition, MemoryOrder, Signal, Timestamps};

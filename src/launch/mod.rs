@@ -11,8 +11,11 @@
 //! a buffer's memory outlives every launch that uses it.
 //!
 //! - `prepared`: [`Queue::prepare`], a launch checked once and issued many times with new
-//!   argument values written straight into kernarg memory of its own.
+//!   argument values written straight into kernarg memory of its own;
+//! - `command_list`: [`Queue::record`], launches and barriers recorded once and replayed with
+//!   their packets and kernarg segments prebuilt.
 
+mod command_list;
 mod prepared;
 
 use std::fmt;
@@ -27,6 +30,9 @@ use crate::kernel::Kernel;
 use crate::queue::kernarg_ring::{Holds, KernargRing, SEGMENT_BYTES, Segment};
 use crate::queue::{Queue, QueueState};
 use crate::signal::{Signal, SignalWait, Timestamps};
+pub use command_list::{
+    CommandList, CommandListBuilder, DEFAULT_REPLAYS_IN_FLIGHT, RecordedLaunch, Replayed,
+};
 pub use prepared::{DEFAULT_IN_FLIGHT, Issued, PrepareOptions, PreparedLaunch};
 
 /// How to launch, beyond the kernel, geometry and arguments.

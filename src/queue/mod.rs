@@ -441,6 +441,41 @@ impl Queue {
             .map_err(|error| self.ring_error(device, state, error))
     }
 
+    /// Publish `packets` in consecutive slots (one reservation, each packet's header last)
+    /// and ring the doorbell once, with the state held; returns the first packet's index.
+    /// Waits for room for all of them as [`Queue::submit_until`] waits for one.
+    pub(crate) fn publish_all(
+        &self,
+        state: &QueueState,
+        packets: &[RawPacket],
+        deadline: Option<Instant>,
+    ) -> Result<u64> {
+        let device = self.owned.device();
+        let abandon = || {
+            if device.is_closed() {
+                Some("the device was shut down".to_owned())
+            } else if state.aborted.load(Ordering::Relaxed) {
+                Some("the queue was aborted".to_owned())
+            } else if state.inactive.view().load(MemoryOrder::Relaxed) != 0 {
+                Some("the queue stopped with an error".to_owned())
+            } else {
+                None
+            }
+        };
+        if let Some(reason) = abandon() {
+            return Err(self.ring_error(device, state, RingError::Abandoned(reason)));
+        }
+        let producer = &state.producer;
+        let first = producer
+            .reserve(packets.len() as u64, deadline, &abandon)
+            .map_err(|error| self.ring_error(device, state, error))?;
+        for (index, packet) in (first..).zip(packets) {
+            producer.write(index, packet);
+        }
+        producer.ring_doorbell(first + packets.len() as u64 - 1);
+        Ok(first)
+    }
+
     /// Run `f` on the queue's state; after [`Queue::abort`] fail with
     /// [`QueueError::Aborted`].
     pub(crate) fn with_state<R>(&self, f: impl FnOnce(&QueueState) -> Result<R>) -> Result<R> {

@@ -7,6 +7,7 @@
 mod compare;
 mod copies;
 mod figures;
+mod floor;
 mod host;
 mod report;
 mod rocr;
@@ -96,6 +97,16 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
         (pick(&EMPTY)?, pick(&VECTOR_ADD)?, pick(&VALU_LOOP)?);
     let mut figures = Vec::new();
 
+    progress("the machine's wake-up floor (futex ping-pong)");
+    let floor_samples = floor::wakeup_round_trips(iterations);
+    let floor = median(&floor_samples);
+    let times_floor = |samples: &[f64]| {
+        format!(
+            "; median {:.1}× the wake-up floor ({floor:.1} µs)",
+            median(samples) / floor
+        )
+    };
+
     progress("dispatch → completion, empty kernel");
     let executable = device.load_code_object(&gpu, empty_code)?;
     let empty = executable.kernel("empty")?;
@@ -129,19 +140,20 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
         name: "dispatch → completion, empty kernel, host spinning",
         unit: "µs",
         goal: "≤ 10 µs median (simulator)",
+        note: format!("Launch::is_complete in a loop{}", times_floor(&spin)),
         samples: spin,
-        note: "Launch::is_complete in a loop".into(),
     });
     figures.push(Figure {
         id: "dispatch_event_wait",
         name: "dispatch → completion, empty kernel, waiting on a signal",
         unit: "µs",
         goal: "report; no busy-wait",
-        samples: sleep,
         note: format!(
-            "Queue::wait: spins {:?}, then sleeps on the signal's event",
-            aqueduct::aql::signal::SPIN_BUDGET
+            "Queue::wait: spins {:?}, then sleeps on the signal's event{}",
+            aqueduct::aql::signal::SPIN_BUDGET,
+            times_floor(&sleep)
         ),
+        samples: sleep,
     });
 
     progress("packets per second, batched");
@@ -198,6 +210,9 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
         ),
     });
 
+    progress("prepared launches and command-list replays, host cost");
+    host_costs(&queue, &empty, iterations, &mut figures)?;
+
     progress("host ↔ device signal ping-pong");
     let ping = device.signal(1)?;
     let pong = device.signal(1)?;
@@ -216,9 +231,20 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
         name: "host ↔ device signal ping-pong through the command processor",
         unit: "µs",
         goal: "report",
+        note: format!(
+            "a barrier-AND waits on a signal the host then sets to 0; its completion signal \
+             wakes the host (Queue::wait){}",
+            times_floor(&round_trips)
+        ),
         samples: round_trips,
-        note: "a barrier-AND waits on a signal the host then sets to 0; its completion signal \
-               wakes the host (Queue::wait)"
+    });
+    figures.push(Figure {
+        id: "wakeup_floor",
+        name: "the machine's floor: futex ping-pong round trip between two threads",
+        unit: "µs",
+        goal: "report (CP round trips above are given as multiples of it)",
+        samples: floor_samples,
+        note: "std::thread::park/unpark (futex wait/wake), mean of 200 round trips per sample"
             .into(),
     });
 
@@ -405,6 +431,90 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
         format,
     );
     Ok(())
+}
+
+/// Launches per timed batch of the host-cost paths: fewer than a prepared launch's kernarg
+/// segments, so no issue waits for an earlier one.
+const HOST_BATCH: usize = 32;
+/// Empty-kernel launches in the replayed command list.
+const LIST_LAUNCHES: usize = 16;
+/// Replays per timed batch (the list's copies in flight).
+const LIST_BATCH: usize = 4;
+
+/// The host cost of `Queue::launch`, `PreparedLaunch::issue` and `CommandList::replay` of the
+/// empty kernel, timed in batches that never wait for the GPU (the waits between batches
+/// are not timed).
+fn host_costs(
+    queue: &aqueduct::Queue,
+    empty: &aqueduct::Kernel,
+    iterations: usize,
+    figures: &mut Vec<Figure>,
+) -> Result<(), Error> {
+    let one = Geometry::d1(1, 1);
+    let mut launches = Vec::with_capacity(iterations);
+    for _ in 0..iterations {
+        let started = Instant::now();
+        for _ in 0..HOST_BATCH {
+            queue.launch(empty, &one, &[])?;
+        }
+        launches.push(nanos(started.elapsed()) / HOST_BATCH as f64);
+        queue.finish(WAIT)?;
+    }
+    let mut prepared = queue.prepare(empty, &one, &[])?;
+    let mut issues = Vec::with_capacity(iterations);
+    for _ in 0..iterations {
+        let started = Instant::now();
+        for _ in 0..HOST_BATCH {
+            prepared.issue(&[])?;
+        }
+        issues.push(nanos(started.elapsed()) / HOST_BATCH as f64);
+        prepared.finish(WAIT)?;
+    }
+    figures.push(Figure {
+        id: "prepared_launch",
+        name: "prepared launch of the empty kernel, host cost per launch",
+        unit: "ns",
+        goal: "≤ 100 ns (simulator)",
+        note: format!(
+            "PreparedLaunch::issue × {HOST_BATCH} timed, then finish (not timed); \
+             Queue::launch timed the same way: median {:.0} ns ({:.1}× the prepared launch)",
+            median(&launches),
+            median(&launches) / median(&issues)
+        ),
+        samples: issues,
+    });
+    let mut list = queue.record();
+    for _ in 0..LIST_LAUNCHES {
+        list.launch(empty, &one, &[])?;
+    }
+    let mut list = list.in_flight(LIST_BATCH as u32).finish()?;
+    let packets = list.packets();
+    let mut replays = Vec::with_capacity(iterations);
+    for _ in 0..iterations {
+        let started = Instant::now();
+        for _ in 0..LIST_BATCH {
+            list.replay()?;
+        }
+        replays.push(nanos(started.elapsed()) / (LIST_BATCH * packets) as f64);
+        list.finish(WAIT)?;
+    }
+    figures.push(Figure {
+        id: "command_list_replay",
+        name: "command-list replay, host cost per packet",
+        unit: "ns",
+        goal: "≤ 30 ns (simulator)",
+        note: format!(
+            "CommandList::replay × {LIST_BATCH} of {LIST_LAUNCHES} empty-kernel launches and \
+             the completion barrier ({packets} packets, one doorbell a replay), then finish \
+             (not timed)"
+        ),
+        samples: replays,
+    });
+    Ok(())
+}
+
+fn nanos(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e9
 }
 
 fn micros(duration: Duration) -> f64 {
