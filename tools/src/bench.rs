@@ -211,7 +211,7 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
     });
 
     progress("prepared launches and command-list replays, host cost");
-    host_costs(&queue, &empty, iterations, &mut figures)?;
+    host_costs(&device, &queue, &empty, iterations, &mut figures)?;
 
     progress("host ↔ device signal ping-pong");
     let ping = device.signal(1)?;
@@ -442,44 +442,89 @@ const LIST_LAUNCHES: usize = 16;
 const LIST_BATCH: usize = 4;
 
 /// The host cost of `Queue::launch`, `PreparedLaunch::issue` and `CommandList::replay` of the
-/// empty kernel, timed in batches that never wait for the GPU (the waits between batches
-/// are not timed).
+/// empty kernel, timed in batches that never wait for a kernarg segment (the waits between
+/// batches are not timed). Each is timed twice: with the simulated CP running (it reads the
+/// ring while the host writes it: on a busy machine the cache lines ping-pong between the two
+/// threads), and with the CP held behind a barrier-value packet until the batch is out (the
+/// host's own cost: what the figures report).
 fn host_costs(
+    device: &Device,
     queue: &aqueduct::Queue,
     empty: &aqueduct::Kernel,
     iterations: usize,
     figures: &mut Vec<Figure>,
 ) -> Result<(), Error> {
     let one = Geometry::d1(1, 1);
-    let mut launches = Vec::with_capacity(iterations);
-    for _ in 0..iterations {
-        let started = Instant::now();
+    let gate = device.signal(1)?;
+    // Time `batch` (which publishes `units` of work) `iterations` times, CP held or not;
+    // `drain` waits for the batch's work.
+    let timed = |held: bool,
+                 units: usize,
+                 batch: &mut dyn FnMut() -> Result<(), Error>,
+                 drain: &mut dyn FnMut() -> Result<(), Error>|
+     -> Result<Vec<f64>, Error> {
+        let mut samples = Vec::with_capacity(iterations);
+        for _ in 0..iterations {
+            if held {
+                gate.store(1, MemoryOrder::Release)?;
+                queue.barrier_value(&gate, Condition::Eq, 0, -1, None)?;
+            }
+            let started = Instant::now();
+            batch()?;
+            samples.push(nanos(started.elapsed()) / units as f64);
+            if held {
+                gate.store(0, MemoryOrder::Release)?;
+            }
+            drain()?;
+        }
+        Ok(samples)
+    };
+    let mut launch_batch = || {
         for _ in 0..HOST_BATCH {
             queue.launch(empty, &one, &[])?;
         }
-        launches.push(nanos(started.elapsed()) / HOST_BATCH as f64);
-        queue.finish(WAIT)?;
-    }
-    let mut prepared = queue.prepare(empty, &one, &[])?;
-    let mut issues = Vec::with_capacity(iterations);
-    for _ in 0..iterations {
-        let started = Instant::now();
+        Ok(())
+    };
+    let mut queue_drain = || Ok(queue.finish(WAIT)?);
+    let launches_running = timed(false, HOST_BATCH, &mut launch_batch, &mut queue_drain)?;
+    let launches = timed(true, HOST_BATCH, &mut launch_batch, &mut queue_drain)?;
+    // The floor of any publish through the safe API: a prebuilt barrier-AND packet.
+    let marker = aqueduct::aql::builder::barrier_and(&[], 0)?;
+    let mut submit_batch = || {
+        for _ in 0..HOST_BATCH {
+            queue.submit(&marker)?;
+        }
+        Ok(())
+    };
+    let submits = timed(true, HOST_BATCH, &mut submit_batch, &mut queue_drain)?;
+    let prepared = std::cell::RefCell::new(queue.prepare(empty, &one, &[])?);
+    let mut issue_batch = || {
+        let mut prepared = prepared.borrow_mut();
         for _ in 0..HOST_BATCH {
             prepared.issue(&[])?;
         }
-        issues.push(nanos(started.elapsed()) / HOST_BATCH as f64);
-        prepared.finish(WAIT)?;
-    }
+        Ok(())
+    };
+    let mut issue_drain = || Ok(prepared.borrow().finish(WAIT)?);
+    let issues_running = timed(false, HOST_BATCH, &mut issue_batch, &mut issue_drain)?;
+    let issues = timed(true, HOST_BATCH, &mut issue_batch, &mut issue_drain)?;
     figures.push(Figure {
         id: "prepared_launch",
         name: "prepared launch of the empty kernel, host cost per launch",
         unit: "ns",
         goal: "≤ 100 ns (simulator)",
         note: format!(
-            "PreparedLaunch::issue × {HOST_BATCH} timed, then finish (not timed); \
-             Queue::launch timed the same way: median {:.0} ns ({:.1}× the prepared launch)",
+            "PreparedLaunch::issue × {HOST_BATCH} timed with the CP held behind a barrier-value \
+             packet, then released and finished (not timed); Queue::launch timed the same way: \
+             median {:.0} ns ({:.1}× the prepared launch); Queue::submit of a prebuilt \
+             barrier-AND packet (one packet and its doorbell, the floor of any publish through \
+             the safe API) {:.0} ns; with the CP running: prepared {:.0} ns, Queue::launch {:.0} \
+             ns",
             median(&launches),
-            median(&launches) / median(&issues)
+            median(&launches) / median(&issues),
+            median(&submits),
+            median(&issues_running),
+            median(&launches_running),
         ),
         samples: issues,
     });
@@ -487,17 +532,19 @@ fn host_costs(
     for _ in 0..LIST_LAUNCHES {
         list.launch(empty, &one, &[])?;
     }
-    let mut list = list.in_flight(LIST_BATCH as u32).finish()?;
-    let packets = list.packets();
-    let mut replays = Vec::with_capacity(iterations);
-    for _ in 0..iterations {
-        let started = Instant::now();
+    let list = std::cell::RefCell::new(list.in_flight(LIST_BATCH as u32).finish()?);
+    let packets = list.borrow().packets();
+    let mut replay_batch = || {
+        let mut list = list.borrow_mut();
         for _ in 0..LIST_BATCH {
             list.replay()?;
         }
-        replays.push(nanos(started.elapsed()) / (LIST_BATCH * packets) as f64);
-        list.finish(WAIT)?;
-    }
+        Ok(())
+    };
+    let mut replay_drain = || Ok(list.borrow().finish(WAIT)?);
+    let units = LIST_BATCH * packets;
+    let replays_running = timed(false, units, &mut replay_batch, &mut replay_drain)?;
+    let replays = timed(true, units, &mut replay_batch, &mut replay_drain)?;
     figures.push(Figure {
         id: "command_list_replay",
         name: "command-list replay, host cost per packet",
@@ -505,8 +552,9 @@ fn host_costs(
         goal: "≤ 30 ns (simulator)",
         note: format!(
             "CommandList::replay × {LIST_BATCH} of {LIST_LAUNCHES} empty-kernel launches and \
-             the completion barrier ({packets} packets, one doorbell a replay), then finish \
-             (not timed)"
+             the completion barrier ({packets} packets, one doorbell a replay), timed with the \
+             CP held as above; with the CP running: median {:.0} ns",
+            median(&replays_running)
         ),
         samples: replays,
     });
