@@ -3,6 +3,9 @@
 //! the CPU), `set_arg` changes values for later replays, external signals hold a list back,
 //! and lists that do not fit or values that do not fit are refused.
 
+// The chain's buffers use the kernels' mathematical names (x, y, w, n, ...).
+#![allow(clippy::many_single_char_names)]
+
 mod support;
 
 use std::time::Duration;
@@ -39,12 +42,12 @@ fn filled<T: zerocopy::IntoBytes + zerocopy::Immutable + Copy>(
 /// One step of the chain: x = x + y (vector_add in place), then y = 0.5 * x + y (saxpy),
 /// dependent on each other through the barrier bit.
 fn cpu_step(x: &mut [u32], y: &mut [f32], xf: &mut [f32]) {
-    for i in 0..x.len() {
-        x[i] = x[i].wrapping_add(i as u32);
+    for (i, v) in x.iter_mut().enumerate() {
+        *v = v.wrapping_add(i as u32);
     }
-    for i in 0..y.len() {
-        y[i] = 0.5f32.mul_add(xf[i], y[i]);
-        xf[i] = y[i];
+    for (v, w) in y.iter_mut().zip(xf.iter_mut()) {
+        *v = 0.5f32.mul_add(*w, *v);
+        *w = *v;
     }
 }
 

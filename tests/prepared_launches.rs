@@ -118,10 +118,9 @@ fn issue_refuses_values_that_do_not_fit() {
         assert_eq!(queue.write_index().unwrap(), before, "{issued}");
     }
     // The same bytes as an aggregate fit a 4-byte by-value argument, as in a launch.
-    prepared
-        .issue(&[p, p, p, Arg::bytes(&bytes)])
-        .map(drop)
-        .unwrap_or_else(|e| panic!("{e}"));
+    if let Err(error) = prepared.issue(&[p, p, p, Arg::bytes(&bytes)]) {
+        panic!("{error}");
+    }
     prepared.finish(WAIT).unwrap();
 
     let mut shared = queue.prepare(&lds, &one, &[p, p, Arg::local(256)]).unwrap();

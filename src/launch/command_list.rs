@@ -376,7 +376,7 @@ impl CommandList {
         let first_index = queue.with_state_fast(|state| {
             if copy.signal.load(MemoryOrder::Acquire) != 0 {
                 let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                queue.wait_signal_zero(state, &copy.signal, timeout)?;
+                queue.wait_signal_zero(state, copy.signal, timeout)?;
             }
             let _scratch = if private_bytes == 0 {
                 None
@@ -481,7 +481,7 @@ impl CommandList {
             return Ok(());
         };
         self.queue
-            .with_state(|state| self.queue.wait_signal_zero(state, &copy.signal, timeout))
+            .with_state(|state| self.queue.wait_signal_zero(state, copy.signal, timeout))
     }
 
     /// Wait until every replay so far has completed, at most `timeout`.
@@ -490,7 +490,7 @@ impl CommandList {
         self.queue.with_state(|state| {
             for copy in &self.copies {
                 let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                self.queue.wait_signal_zero(state, &copy.signal, left)?;
+                self.queue.wait_signal_zero(state, copy.signal, left)?;
             }
             Ok(())
         })

@@ -315,7 +315,7 @@ impl Queue {
     pub(super) fn wait_signal_zero(
         &self,
         state: &QueueState,
-        signal: &SignalRef,
+        signal: SignalRef,
         timeout: Option<Duration>,
     ) -> Result<()> {
         let device = self.owned.device();
@@ -325,7 +325,7 @@ impl Queue {
             SignalWait {
                 device,
                 live,
-                view: signal,
+                view: &signal,
                 events: [Some(&ring.event), state.inactive.event()],
                 check: &check,
             }
@@ -368,7 +368,7 @@ impl PreparedLaunch {
         let index = queue.with_state_fast(|state| {
             if segment.signal.load(MemoryOrder::Acquire) != 0 {
                 let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                queue.wait_signal_zero(state, &segment.signal, timeout)?;
+                queue.wait_signal_zero(state, segment.signal, timeout)?;
             }
             // The scratch the packet asks for stays in place until it is published (it only
             // grows; a kernel without a private segment needs none held).
@@ -432,7 +432,6 @@ impl PreparedLaunch {
         }
         for (index, (param, arg)) in self.params.iter().zip(args).enumerate() {
             let fits = match (*param, arg) {
-                (Param::Pointer { .. }, Arg::Pointer(_) | Arg::Memory(_)) => true,
                 (Param::Value { size, .. }, _) => {
                     arg.value_bytes().map(<[u8]>::len) == Some(size as usize)
                 }
@@ -446,7 +445,8 @@ impl PreparedLaunch {
                         )),
                     ));
                 }
-                (Param::Local { .. }, Arg::Local(_)) => true,
+                (Param::Pointer { .. }, Arg::Pointer(_) | Arg::Memory(_))
+                | (Param::Local { .. }, Arg::Local(_)) => true,
                 _ => false,
             };
             if !fits {
@@ -494,7 +494,7 @@ impl PreparedLaunch {
             return Ok(());
         };
         self.queue
-            .with_state(|state| self.queue.wait_signal_zero(state, &segment.signal, timeout))
+            .with_state(|state| self.queue.wait_signal_zero(state, segment.signal, timeout))
     }
 
     /// Wait until every launch issued so far has completed, at most `timeout`.
@@ -503,7 +503,7 @@ impl PreparedLaunch {
         self.queue.with_state(|state| {
             for segment in &self.segments {
                 let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                self.queue.wait_signal_zero(state, &segment.signal, left)?;
+                self.queue.wait_signal_zero(state, segment.signal, left)?;
             }
             Ok(())
         })
