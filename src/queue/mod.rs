@@ -98,8 +98,9 @@ pub struct Queue {
 }
 
 /// The kernel objects of a queue. Fields drop in order: the producer (nothing to do), the
-/// queue (destroyed, then its memory freed), the kernarg segments and scratch memory its
-/// kernels used, then the error signal the CP wrote to.
+/// queue (destroyed, then its memory freed), the kernarg memory of prepared launches and
+/// command lists, the kernarg segments and scratch memory its kernels used, then the error
+/// signal the CP wrote to.
 pub(crate) struct QueueState {
     pub(crate) producer: RingProducer<QueueDoorbell>,
     queue: kfd::Queue,
