@@ -12,11 +12,15 @@ use std::time::{Duration, Instant};
 use aqueduct::kernarg::{Arg, Geometry};
 use aqueduct::sim::{Machine, MachineConfig};
 use aqueduct::{Device, QueueOptions};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// Launches per timed batch: fewer than a queue's kernarg segments, so no launch waits for
 /// an earlier one to complete.
 const BATCH: u64 = 32;
+/// Empty-kernel launches in the replayed command list.
+const LIST_LAUNCHES: usize = 16;
+/// Replays per timed batch: the list's copies in flight.
+const LIST_BATCH: u64 = 4;
 
 fn launch(c: &mut Criterion) {
     let machine = Machine::new(
@@ -59,6 +63,53 @@ fn launch(c: &mut Criterion) {
             timed
         });
     });
+    let mut prepared = queue.prepare(&kernel, &geometry, &args).expect("prepare");
+    c.bench_function("PreparedLaunch::issue (empty kernel, host cost)", |b| {
+        b.iter_custom(|iterations| {
+            let mut timed = Duration::ZERO;
+            let mut left = iterations;
+            while left > 0 {
+                let batch = left.min(BATCH);
+                let start = Instant::now();
+                for _ in 0..batch {
+                    prepared.issue(&args).expect("issue");
+                }
+                timed += start.elapsed();
+                prepared.finish(wait).expect("finish");
+                left -= batch;
+            }
+            timed
+        });
+    });
+    let mut list = queue.record();
+    for _ in 0..LIST_LAUNCHES {
+        list.launch(&kernel, &geometry, &args).expect("record");
+    }
+    let mut list = list.in_flight(LIST_BATCH as u32).finish().expect("list");
+    let packets = list.packets() as u64;
+    let mut group = c.benchmark_group("CommandList::replay");
+    group.throughput(Throughput::Elements(packets));
+    group.bench_function(
+        "16 empty kernels + completion barrier (host cost per replay)",
+        |b| {
+            b.iter_custom(|iterations| {
+                let mut timed = Duration::ZERO;
+                let mut left = iterations;
+                while left > 0 {
+                    let batch = left.min(LIST_BATCH);
+                    let start = Instant::now();
+                    for _ in 0..batch {
+                        list.replay().expect("replay");
+                    }
+                    timed += start.elapsed();
+                    list.finish(wait).expect("finish");
+                    left -= batch;
+                }
+                timed
+            });
+        },
+    );
+    group.finish();
     c.bench_function("Queue::launch + Launch::wait (empty kernel)", |b| {
         b.iter(|| {
             queue

@@ -56,6 +56,9 @@ pub use error::{Error, ErrorKind, QueueError, Result};
 pub use executable::{Executable, Function, LoadOptions, Variable};
 pub use kernarg::{Arg, Geometry};
 pub use kernel::Kernel;
-pub use launch::{Completion, DEFAULT_STACK_BYTES, Launch, LaunchOptions};
+pub use launch::{
+    CommandList, CommandListBuilder, Completion, DEFAULT_STACK_BYTES, Issued, Launch,
+    LaunchOptions, PrepareOptions, PreparedLaunch, RecordedLaunch, Replayed,
+};
 pub use queue::{Queue, QueueOptions};
 pub use signal::{Condition, MemoryOrder, Signal, Timestamps};

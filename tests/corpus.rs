@@ -11,6 +11,10 @@
 #[path = "corpus_support/mod.rs"]
 mod shader_support;
 
+/// Every run is a `Queue::launch` (`tests/corpus_prepared.rs` runs the same checks through
+/// prepared launches).
+const LAUNCH_PATH: shader_support::LaunchPath = shader_support::LaunchPath::Launch;
+
 #[path = "kernels/checks/atomics.rs"]
 mod atomics;
 #[path = "kernels/checks/basic.rs"]

@@ -73,7 +73,7 @@ impl ExplicitArg {
     }
 
     /// What the kernel expects here, for error messages.
-    fn expected(&self) -> String {
+    pub(crate) fn expected(&self) -> String {
         let size = sized(self.size as usize);
         match &self.kind {
             ArgKind::Pointer(what) => format!("{size} {what} (a device pointer)"),

@@ -9,6 +9,14 @@
 //! one handle per buffer with its segment (one small vector): they are released when a wait
 //! sees the kernel complete, or when the segment is next claimed (which waits for that), so
 //! a buffer's memory outlives every launch that uses it.
+//!
+//! - `prepared`: [`Queue::prepare`], a launch checked once and issued many times with new
+//!   argument values written straight into kernarg memory of its own;
+//! - `command_list`: [`Queue::record`], launches and barriers recorded once and replayed with
+//!   their packets and kernarg segments prebuilt.
+
+mod command_list;
+mod prepared;
 
 use std::fmt;
 use std::time::Duration;
@@ -22,6 +30,10 @@ use crate::kernel::Kernel;
 use crate::queue::kernarg_ring::{Holds, KernargRing, SEGMENT_BYTES, Segment};
 use crate::queue::{Queue, QueueState};
 use crate::signal::{Signal, SignalWait, Timestamps};
+pub use command_list::{
+    CommandList, CommandListBuilder, DEFAULT_REPLAYS_IN_FLIGHT, RecordedLaunch, Replayed,
+};
+pub use prepared::{DEFAULT_IN_FLIGHT, Issued, PrepareOptions, PreparedLaunch};
 
 /// How to launch, beyond the kernel, geometry and arguments.
 #[derive(Clone, Copy, Debug, Default)]
@@ -106,14 +118,7 @@ impl Queue {
         args: &[Arg<'_>],
         options: &LaunchOptions<'_>,
     ) -> Result<Launch> {
-        if kernel.gpu_id != self.gpu_id() {
-            return Err(Error::InvalidArgument(format!(
-                "kernel `{}` is loaded on GPU {:#x}, the queue runs on GPU {:#x}",
-                kernel.name,
-                kernel.gpu_id,
-                self.gpu_id()
-            )));
-        }
+        self.check_kernel(kernel)?;
         if kernel.layout.reserved_size() as usize > SEGMENT_BYTES {
             return Err(Error::Unsupported(format!(
                 "kernel `{}` takes {} bytes of kernel arguments; launches carry at most {SEGMENT_BYTES}",
@@ -121,13 +126,7 @@ impl Queue {
                 kernel.layout.reserved_size()
             )));
         }
-        let private_bytes = if kernel.layout.uses_dynamic_stack() {
-            kernel
-                .private_segment_size
-                .saturating_add(options.stack_bytes.unwrap_or(DEFAULT_STACK_BYTES))
-        } else {
-            kernel.private_segment_size
-        };
+        let private_bytes = prepared::private_bytes(kernel, options.stack_bytes);
         let device = self.owned.device();
         // What this launch keeps alive until it completes: the memory of its typed arguments
         // (no allocation when there are none).

@@ -2,7 +2,9 @@
 //! with the queue's error word watched by every wait on it.
 //!
 //! - `kernarg_ring`: the queue's kernarg segments and their completion signals, for launches;
-//! - `scratch`: the queue's scratch (private segment) memory, grown before launches need it.
+//! - `scratch`: the queue's scratch (private segment) memory, grown before launches need it;
+//! - `prepared_kernargs`: kernarg memory of prepared launches, owned by the queue so that it
+//!   outlives every packet pointing at it.
 //!
 //! Creating a queue: the kernel's memory for it (ring, `amd_queue_t` page, EOP buffer,
 //! context-save area) from `kfd`, every ring slot set INVALID, the `amd_queue_t` filled in
@@ -18,6 +20,7 @@
 
 mod descriptor;
 pub(crate) mod kernarg_ring;
+pub(crate) mod prepared_kernargs;
 pub(crate) mod scratch;
 
 use std::fmt;
@@ -46,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::kernarg::LaunchContext;
 use crate::signal::{Signal, SignalState, SignalWait};
 use kernarg_ring::KernargRing;
+use prepared_kernargs::PreparedKernargs;
 use scratch::{Scratch, ScratchFields, ScratchIsa, ScratchShape};
 
 /// How long a queue whose error word says "memory fault" waits for KFD's report of the
@@ -94,11 +98,14 @@ pub struct Queue {
 }
 
 /// The kernel objects of a queue. Fields drop in order: the producer (nothing to do), the
-/// queue (destroyed, then its memory freed), the kernarg segments and scratch memory its
-/// kernels used, then the error signal the CP wrote to.
+/// queue (destroyed, then its memory freed), the kernarg memory of prepared launches and
+/// command lists, the kernarg segments and scratch memory its kernels used, then the error
+/// signal the CP wrote to.
 pub(crate) struct QueueState {
     pub(crate) producer: RingProducer<QueueDoorbell>,
     queue: kfd::Queue,
+    /// Kernarg memory of prepared launches (freed after the queue is destroyed).
+    pub(crate) prepared: Mutex<PreparedKernargs>,
     /// Kernarg segments for launches, made at the first launch (freed after the queue is
     /// destroyed: a kernel may still be reading them).
     pub(crate) launches: OnceLock<KernargRing>,
@@ -276,6 +283,7 @@ impl QueueState {
         };
         Ok(Self {
             producer,
+            prepared: Mutex::new(PreparedKernargs::default()),
             launches: OnceLock::new(),
             launches_init: Mutex::new(()),
             queue,
@@ -435,6 +443,41 @@ impl Queue {
             .producer
             .submit(packet, deadline, &abandon)
             .map_err(|error| self.ring_error(device, state, error))
+    }
+
+    /// Publish `packets` in consecutive slots (one reservation, each packet's header last)
+    /// and ring the doorbell once, with the state held; returns the first packet's index.
+    /// Waits for room for all of them as [`Queue::submit_until`] waits for one.
+    pub(crate) fn publish_all(
+        &self,
+        state: &QueueState,
+        packets: &[RawPacket],
+        deadline: Option<Instant>,
+    ) -> Result<u64> {
+        let device = self.owned.device();
+        let abandon = || {
+            if device.is_closed() {
+                Some("the device was shut down".to_owned())
+            } else if state.aborted.load(Ordering::Relaxed) {
+                Some("the queue was aborted".to_owned())
+            } else if state.inactive.view().load(MemoryOrder::Relaxed) != 0 {
+                Some("the queue stopped with an error".to_owned())
+            } else {
+                None
+            }
+        };
+        if let Some(reason) = abandon() {
+            return Err(self.ring_error(device, state, RingError::Abandoned(reason)));
+        }
+        let producer = &state.producer;
+        let first = producer
+            .reserve(packets.len() as u64, deadline, &abandon)
+            .map_err(|error| self.ring_error(device, state, error))?;
+        for (index, packet) in (first..).zip(packets) {
+            producer.write(index, packet);
+        }
+        producer.ring_doorbell(first + packets.len() as u64 - 1);
+        Ok(first)
     }
 
     /// Run `f` on the queue's state; after [`Queue::abort`] fail with

@@ -15,6 +15,17 @@ use aqueduct::sim::{Machine, MachineConfig};
 use aqueduct::{Buffer as DeviceBuffer, Device, Executable, GpuAgent, MemoryLocation, Queue};
 use aqueduct::{QueueOptions, kernarg::ArgKind};
 
+/// How the including suite's runs reach the GPU (its crate root sets `LAUNCH_PATH`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchPath {
+    /// `Queue::launch`, then a wait on the launch.
+    Launch,
+    /// `Queue::prepare` with placeholder values of the same kinds (null pointers, zero
+    /// scalars), then one `PreparedLaunch::issue` with the real values, then a wait: the
+    /// results prove the values come from the issue.
+    Prepared,
+}
+
 /// How long one kernel of the corpus may take on the simulator before the check fails.
 const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -223,10 +234,31 @@ impl Gpu {
             2 => Geometry::d2([grid[0], grid[1]], [workgroup[0], workgroup[1]]),
             _ => Geometry::d3(grid, workgroup),
         };
-        self.queue
-            .launch(&kernel, &geometry, &values)
-            .and_then(|launch| launch.wait(Some(RUN_TIMEOUT)))
-            .unwrap_or_else(|e| panic!("{}: {e}", context()));
+        match crate::LAUNCH_PATH {
+            LaunchPath::Launch => self
+                .queue
+                .launch(&kernel, &geometry, &values)
+                .and_then(|launch| launch.wait(Some(RUN_TIMEOUT)))
+                .map(drop),
+            LaunchPath::Prepared => {
+                let zeros = [0u8; 64];
+                let placeholders: Vec<KernelArg<'_>> = values
+                    .iter()
+                    .map(|value| match value {
+                        KernelArg::Pointer(_) | KernelArg::Memory(_) => KernelArg::ptr(0),
+                        KernelArg::Local(bytes) => KernelArg::local(*bytes),
+                        other => KernelArg::bytes(&zeros[..other.size().min(64)]),
+                    })
+                    .collect();
+                self.queue
+                    .prepare(&kernel, &geometry, &placeholders)
+                    .and_then(|mut prepared| {
+                        let issued = prepared.issue(&values)?;
+                        prepared.wait(issued, Some(RUN_TIMEOUT))
+                    })
+            }
+        }
+        .unwrap_or_else(|e| panic!("{}: {e}", context()));
     }
 }
 

@@ -7,6 +7,7 @@
 mod compare;
 mod copies;
 mod figures;
+mod floor;
 mod host;
 mod report;
 mod rocr;
@@ -96,6 +97,16 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
         (pick(&EMPTY)?, pick(&VECTOR_ADD)?, pick(&VALU_LOOP)?);
     let mut figures = Vec::new();
 
+    progress("the machine's wake-up floor (futex ping-pong)");
+    let floor_samples = floor::wakeup_round_trips(iterations);
+    let floor = median(&floor_samples);
+    let times_floor = |samples: &[f64]| {
+        format!(
+            "; median {:.1}× the wake-up floor ({floor:.1} µs)",
+            median(samples) / floor
+        )
+    };
+
     progress("dispatch → completion, empty kernel");
     let executable = device.load_code_object(&gpu, empty_code)?;
     let empty = executable.kernel("empty")?;
@@ -129,19 +140,20 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
         name: "dispatch → completion, empty kernel, host spinning",
         unit: "µs",
         goal: "≤ 10 µs median (simulator)",
+        note: format!("Launch::is_complete in a loop{}", times_floor(&spin)),
         samples: spin,
-        note: "Launch::is_complete in a loop".into(),
     });
     figures.push(Figure {
         id: "dispatch_event_wait",
         name: "dispatch → completion, empty kernel, waiting on a signal",
         unit: "µs",
         goal: "report; no busy-wait",
-        samples: sleep,
         note: format!(
-            "Queue::wait: spins {:?}, then sleeps on the signal's event",
-            aqueduct::aql::signal::SPIN_BUDGET
+            "Queue::wait: spins {:?}, then sleeps on the signal's event{}",
+            aqueduct::aql::signal::SPIN_BUDGET,
+            times_floor(&sleep)
         ),
+        samples: sleep,
     });
 
     progress("packets per second, batched");
@@ -198,6 +210,9 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
         ),
     });
 
+    progress("prepared launches and command-list replays, host cost");
+    host_costs(&device, &queue, &empty, iterations, &mut figures)?;
+
     progress("host ↔ device signal ping-pong");
     let ping = device.signal(1)?;
     let pong = device.signal(1)?;
@@ -216,9 +231,20 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
         name: "host ↔ device signal ping-pong through the command processor",
         unit: "µs",
         goal: "report",
+        note: format!(
+            "a barrier-AND waits on a signal the host then sets to 0; its completion signal \
+             wakes the host (Queue::wait){}",
+            times_floor(&round_trips)
+        ),
         samples: round_trips,
-        note: "a barrier-AND waits on a signal the host then sets to 0; its completion signal \
-               wakes the host (Queue::wait)"
+    });
+    figures.push(Figure {
+        id: "wakeup_floor",
+        name: "the machine's floor: futex ping-pong round trip between two threads",
+        unit: "µs",
+        goal: "report (CP round trips above are given as multiples of it)",
+        samples: floor_samples,
+        note: "std::thread::park/unpark (futex wait/wake), mean of 200 round trips per sample"
             .into(),
     });
 
@@ -405,6 +431,138 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
         format,
     );
     Ok(())
+}
+
+/// Launches per timed batch of the host-cost paths: fewer than a prepared launch's kernarg
+/// segments, so no issue waits for an earlier one.
+const HOST_BATCH: usize = 32;
+/// Empty-kernel launches in the replayed command list.
+const LIST_LAUNCHES: usize = 16;
+/// Replays per timed batch (the list's copies in flight).
+const LIST_BATCH: usize = 4;
+
+/// The host cost of `Queue::launch`, `PreparedLaunch::issue` and `CommandList::replay` of the
+/// empty kernel, timed in batches that never wait for a kernarg segment (the waits between
+/// batches are not timed). Each is timed twice: with the simulated CP running (it reads the
+/// ring while the host writes it: on a busy machine the cache lines ping-pong between the two
+/// threads), and with the CP held behind a barrier-value packet until the batch is out (the
+/// host's own cost: what the figures report).
+fn host_costs(
+    device: &Device,
+    queue: &aqueduct::Queue,
+    empty: &aqueduct::Kernel,
+    iterations: usize,
+    figures: &mut Vec<Figure>,
+) -> Result<(), Error> {
+    let one = Geometry::d1(1, 1);
+    let gate = device.signal(1)?;
+    // Time `batch` (which publishes `units` of work) `iterations` times, CP held or not;
+    // `drain` waits for the batch's work.
+    let timed = |held: bool,
+                 units: usize,
+                 batch: &mut dyn FnMut() -> Result<(), Error>,
+                 drain: &mut dyn FnMut() -> Result<(), Error>|
+     -> Result<Vec<f64>, Error> {
+        let mut samples = Vec::with_capacity(iterations);
+        for _ in 0..iterations {
+            if held {
+                gate.store(1, MemoryOrder::Release)?;
+                queue.barrier_value(&gate, Condition::Eq, 0, -1, None)?;
+            }
+            let started = Instant::now();
+            batch()?;
+            samples.push(nanos(started.elapsed()) / units as f64);
+            if held {
+                gate.store(0, MemoryOrder::Release)?;
+            }
+            drain()?;
+        }
+        Ok(samples)
+    };
+    let mut launch_batch = || {
+        for _ in 0..HOST_BATCH {
+            queue.launch(empty, &one, &[])?;
+        }
+        Ok(())
+    };
+    let mut queue_drain = || Ok(queue.finish(WAIT)?);
+    let launches_running = timed(false, HOST_BATCH, &mut launch_batch, &mut queue_drain)?;
+    let launches = timed(true, HOST_BATCH, &mut launch_batch, &mut queue_drain)?;
+    // The floor of any publish through the safe API: a prebuilt barrier-AND packet.
+    let marker = aqueduct::aql::builder::barrier_and(&[], 0)?;
+    let mut submit_batch = || {
+        for _ in 0..HOST_BATCH {
+            queue.submit(&marker)?;
+        }
+        Ok(())
+    };
+    let submits = timed(true, HOST_BATCH, &mut submit_batch, &mut queue_drain)?;
+    let prepared = std::cell::RefCell::new(queue.prepare(empty, &one, &[])?);
+    let mut issue_batch = || {
+        let mut prepared = prepared.borrow_mut();
+        for _ in 0..HOST_BATCH {
+            prepared.issue(&[])?;
+        }
+        Ok(())
+    };
+    let mut issue_drain = || Ok(prepared.borrow().finish(WAIT)?);
+    let issues_running = timed(false, HOST_BATCH, &mut issue_batch, &mut issue_drain)?;
+    let issues = timed(true, HOST_BATCH, &mut issue_batch, &mut issue_drain)?;
+    figures.push(Figure {
+        id: "prepared_launch",
+        name: "prepared launch of the empty kernel, host cost per launch",
+        unit: "ns",
+        goal: "≤ 100 ns (simulator)",
+        note: format!(
+            "PreparedLaunch::issue × {HOST_BATCH} timed with the CP held behind a barrier-value \
+             packet, then released and finished (not timed); Queue::launch timed the same way: \
+             median {:.0} ns ({:.1}× the prepared launch); Queue::submit of a prebuilt \
+             barrier-AND packet (one packet and its doorbell, the floor of any publish through \
+             the safe API) {:.0} ns; with the CP running: prepared {:.0} ns, Queue::launch {:.0} \
+             ns",
+            median(&launches),
+            median(&launches) / median(&issues),
+            median(&submits),
+            median(&issues_running),
+            median(&launches_running),
+        ),
+        samples: issues,
+    });
+    let mut list = queue.record();
+    for _ in 0..LIST_LAUNCHES {
+        list.launch(empty, &one, &[])?;
+    }
+    let list = std::cell::RefCell::new(list.in_flight(LIST_BATCH as u32).finish()?);
+    let packets = list.borrow().packets();
+    let mut replay_batch = || {
+        let mut list = list.borrow_mut();
+        for _ in 0..LIST_BATCH {
+            list.replay()?;
+        }
+        Ok(())
+    };
+    let mut replay_drain = || Ok(list.borrow().finish(WAIT)?);
+    let units = LIST_BATCH * packets;
+    let replays_running = timed(false, units, &mut replay_batch, &mut replay_drain)?;
+    let replays = timed(true, units, &mut replay_batch, &mut replay_drain)?;
+    figures.push(Figure {
+        id: "command_list_replay",
+        name: "command-list replay, host cost per packet",
+        unit: "ns",
+        goal: "≤ 30 ns (simulator)",
+        note: format!(
+            "CommandList::replay × {LIST_BATCH} of {LIST_LAUNCHES} empty-kernel launches and \
+             the completion barrier ({packets} packets, one doorbell a replay), timed with the \
+             CP held as above; with the CP running: median {:.0} ns",
+            median(&replays_running)
+        ),
+        samples: replays,
+    });
+    Ok(())
+}
+
+fn nanos(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e9
 }
 
 fn micros(duration: Duration) -> f64 {

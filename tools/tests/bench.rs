@@ -41,12 +41,15 @@ fn bench_with(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 /// Every path issue 12's figure table (and issue 26's copy paths) asks `aqueduct bench` for,
 /// by id.
-const PATHS: [&str; 20] = [
+const PATHS: [&str; 23] = [
     "dispatch_spin",
     "dispatch_event_wait",
     "packets_batched",
     "dispatch_back_to_back",
+    "prepared_launch",
+    "command_list_replay",
     "signal_ping_pong",
+    "wakeup_floor",
     "memcpy_1m",
     "copy_h2d_1m",
     "copy_d2h_1m",
