@@ -16,6 +16,13 @@
 //!   clock) or 4 (system clock, taken from the same counter), then INT_SEL ≠ 0 raises an
 //!   end-of-pipe interrupt with the context id in the last dword.
 //!
+//! - `PRED_EXEC` (0x23): the next EXEC_COUNT dwords run only on the XCCs DEVICE_SELECT names.
+//!   Every XCC of a multi-XCC GPU runs its own copy of the queue; the model runs one copy for
+//!   all of them, so a predicated block runs (once) when it names any XCC the queue is on and
+//!   is skipped when it names none. For the commands modelled here (memory writes, waits,
+//!   interrupts, fences) running once on one XCC is what running on each named XCC leaves in
+//!   memory; the second interrupt of a second XCC is not modelled.
+//!
 //! Anything else (register writes, type-0 packets, other opcodes, nested indirect buffers)
 //! halts the queue with UNSUPPORTED_VENDOR_PACKET (0x100). Real firmware raises a
 //! CP_BAD_OPCODE interrupt for an opcode it does not know; the interrupt contract has no such
@@ -33,6 +40,7 @@ use crate::gpu::vm::MemoryFault;
 
 /// PM4 type-3 opcodes the model knows.
 mod opcode {
+    pub(super) const PRED_EXEC: u8 = 0x23;
     pub(super) const NOP: u8 = 0x10;
     pub(super) const WRITE_DATA: u8 = 0x37;
     pub(super) const WAIT_REG_MEM: u8 = 0x3C;
@@ -166,14 +174,17 @@ impl Pm4Command {
 pub(crate) struct Pm4Reader {
     next: u64,
     end: u64,
+    /// The XCCs the queue runs on, as a `PRED_EXEC` DEVICE_SELECT mask.
+    xcc_mask: u32,
 }
 
 impl Pm4Reader {
-    /// Read `ib` from its first command.
-    pub(crate) fn new(ib: IndirectBuffer) -> Self {
+    /// Read `ib` from its first command, on a queue that runs on `xccs` XCCs.
+    pub(crate) fn new(ib: IndirectBuffer, xccs: u32) -> Self {
         Self {
             next: ib.va,
             end: ib.va + 4 * ib.dwords,
+            xcc_mask: 1u32.checked_shl(xccs).map_or(u32::MAX, |bit| bit - 1),
         }
     }
 
@@ -206,6 +217,22 @@ impl Pm4Reader {
             let at = |i: u64| body + 4 * i;
             let command = match (header.opcode, header.body_dwords) {
                 (opcode::NOP, _) => continue,
+                (opcode::PRED_EXEC, 1) => {
+                    // Dword 1: EXEC_COUNT in bits 13:0, DEVICE_SELECT in bits 31:24
+                    // (tinygrad's `pred_exec`; the firmware's exact field widths are not
+                    // documented publicly, unsure).
+                    let control = Self::dword(memory, at(0))?;
+                    let exec_count = u64::from(control & 0x3FFF);
+                    let device_select = control >> 24;
+                    if device_select & self.xcc_mask == 0 {
+                        let skipped = self.next + 4 * exec_count;
+                        if skipped > self.end {
+                            return Err(QueueError::UnsupportedVendorPacket);
+                        }
+                        self.next = skipped;
+                    }
+                    continue;
+                }
                 (opcode::ACQUIRE_MEM | opcode::EVENT_WRITE, _) => Pm4Command::Fence,
                 (opcode::WRITE_DATA, n) if n >= 4 => {
                     let control = Self::dword(memory, at(0))?;
