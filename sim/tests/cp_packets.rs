@@ -732,3 +732,52 @@ fn pred_exec_counting_past_the_buffer_halts_the_queue() {
     queue.settle();
     assert_eq!(queue.read_index(), 0, "the packet is not consumed");
 }
+
+#[test]
+fn wait_reg_mem_write_then_wait_on_the_hdp_flush_registers_completes_and_others_halt() {
+    let type3 = |opcode: u32, body: u32| 3u32 << 30 | (body - 1) << 16 | opcode << 8;
+    // MEM_SPACE 0 (registers), OPERATION 1 (write, then wait), FUNCTION 5 (>=).
+    let write_wait = |request: u32, done: u32| {
+        [
+            type3(0x3C, 6),
+            1 << 6 | 5,
+            request,
+            done,
+            0xFFFF_FFFF,
+            0xFFFF_FFFF,
+            4,
+        ]
+    };
+    // NBIO segment 2 (0xD20) + BIF_BX_PF0_GPU_HDP_FLUSH_REQ / _DONE.
+    let (request, done) = (0xE26, 0xE27);
+    let bench = Bench::new();
+    let queue = bench.queue(16);
+    let out = bench.vm.alloc(64);
+    let mut commands = write_wait(request, done).to_vec();
+    commands.extend([type3(0x37, 4), 5 << 8, out as u32, (out >> 32) as u32, 0x77]);
+    run_pm4(&bench, &queue, &commands);
+    assert_eq!(
+        bench.vm.load_u32(out),
+        0x77,
+        "the flush completes and the IB goes on"
+    );
+
+    // Any other register pair is not modelled: the queue halts on it.
+    let ib = bench.vm.alloc(4096);
+    for (i, word) in write_wait(request + 2, done + 2).iter().enumerate() {
+        bench.vm.store_u32(ib + 4 * i as u64, *word);
+    }
+    let mut packet = aql::RawPacket::default();
+    let dwords: [u32; 5] = [
+        u32::from(Header::new(PacketType::VENDOR_SPECIFIC).0) | 1 << 16,
+        type3(0x3F, 3),
+        ib as u32,
+        (ib >> 32) as u32 & 0xFFFF,
+        1 << 23 | 7,
+    ];
+    for (i, d) in dwords.iter().enumerate() {
+        packet.0[i / 2] |= u64::from(*d) << (32 * (i % 2));
+    }
+    queue.submit(&packet);
+    assert_eq!(queue.wait_error(), 0x100, "UNSUPPORTED_VENDOR_PACKET");
+}

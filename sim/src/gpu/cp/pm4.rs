@@ -12,6 +12,11 @@
 //! - `WRITE_DATA` (0x37) to memory (DST_SEL 1, 2 or 5), incrementing or one address;
 //! - `WAIT_REG_MEM` (0x3C) on memory (MEM_SPACE 1, OPERATION 0), all seven functions on
 //!   `(value & mask)` against the reference, 32-bit;
+//! - `WAIT_REG_MEM` in register space with OPERATION 1 (write, then wait) on the NBIO HDP
+//!   flush pair (write GPU_HDP_FLUSH_REQ, wait on GPU_HDP_FLUSH_DONE; `gfx_v9_0_ring_emit_hdp_flush`
+//!   and tinygrad's `memory_barrier`): the simulator has no HDP cache, so the flush is a full
+//!   fence and DONE reads back the bits requested at once; the wait then compares them like any
+//!   other. Any other register is not modelled;
 //! - `RELEASE_MEM` (0x49): a fence, then DATA_SEL 1 (32-bit data), 2 (64-bit data), 3 (GPU
 //!   clock) or 4 (system clock, taken from the same counter), then INT_SEL ≠ 0 raises an
 //!   end-of-pipe interrupt with the context id in the last dword.
@@ -49,6 +54,14 @@ mod opcode {
     pub(super) const RELEASE_MEM: u8 = 0x49;
     pub(super) const ACQUIRE_MEM: u8 = 0x58;
 }
+
+/// The NBIO register `BIF_BX_PF0_GPU_HDP_FLUSH_REQ` and the `..._DONE` after it, as dword
+/// offsets: segment 2 of NBIO (base 0xD20, the base the render node's `ip_discovery` reports)
+/// plus 0x106 and 0x107 (`nbio_7_4_offset.h`; unsure for NBIO 7.9, whose header tinygrad reads
+/// the same offsets from).
+const HDP_FLUSH_REQ: u32 = 0xD20 + 0x106;
+/// See [`HDP_FLUSH_REQ`].
+const HDP_FLUSH_DONE: u32 = HDP_FLUSH_REQ + 1;
 
 /// A type-2 packet: one filler dword.
 const TYPE2_FILLER: u32 = 0x8000_0000;
@@ -127,6 +140,16 @@ pub(crate) enum Pm4Command {
         /// Applied to the memory value first.
         mask: u32,
         /// WAIT_REG_MEM FUNCTION (1..=6; 0 always passes).
+        function: u8,
+    },
+    /// An HDP flush (a fence), then wait until `(requested & mask) function reference`, where
+    /// `requested` is the bits written to the flush request (all done at once).
+    HdpFlush {
+        /// The bits written to GPU_HDP_FLUSH_REQ, and compared against.
+        reference: u32,
+        /// Applied to the done bits first.
+        mask: u32,
+        /// WAIT_REG_MEM FUNCTION.
         function: u8,
     },
     /// End-of-pipe: a fence, an optional data write, an optional interrupt.
@@ -255,6 +278,17 @@ impl Pm4Reader {
                     let control = Self::dword(memory, at(0))?;
                     let mem_space = (control >> 4) & 0x3;
                     let operation = (control >> 6) & 0x3;
+                    let hdp_flush = mem_space == 0
+                        && operation == 1
+                        && Self::dword(memory, at(1))? == HDP_FLUSH_REQ
+                        && Self::dword(memory, at(2))? == HDP_FLUSH_DONE;
+                    if hdp_flush {
+                        return Ok(Some(Pm4Command::HdpFlush {
+                            reference: Self::dword(memory, at(3))?,
+                            mask: Self::dword(memory, at(4))?,
+                            function: (control & 0x7) as u8,
+                        }));
+                    }
                     if mem_space != 1 || operation != 0 {
                         return Err(QueueError::UnsupportedVendorPacket);
                     }

@@ -346,6 +346,16 @@ impl Processor {
                     let value = memory.load_u32(va, Ordering::Acquire)?;
                     Ok(Pm4Command::wait_holds(function, value, mask, reference))
                 })?,
+                Pm4Command::HdpFlush {
+                    reference,
+                    mask,
+                    function,
+                } => {
+                    fence(Ordering::SeqCst);
+                    self.wait_until(|_| {
+                        Ok(Pm4Command::wait_holds(function, reference, mask, reference))
+                    })?;
+                }
                 Pm4Command::ReleaseMem {
                     data,
                     va,
