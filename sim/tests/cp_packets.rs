@@ -663,7 +663,7 @@ fn pred_exec_runs_a_block_only_when_it_names_an_xcc_of_the_queue() {
     let predicated = |xcc_mask: u32, va: u64, value: u32| {
         [
             type3(0x23, 1),
-            xcc_mask << 24 | 5,
+            xcc_mask << 24 | 0x5,
             type3(0x37, 4),
             5 << 8,
             va as u32,
@@ -713,7 +713,7 @@ fn pred_exec_counting_past_the_buffer_halts_the_queue() {
     let queue = bench.queue_on_xccs(16, 1);
     let type3 = |opcode: u32, body: u32| 3u32 << 30 | (body - 1) << 16 | opcode << 8;
     let ib = bench.vm.alloc(4096);
-    for (i, word) in [type3(0x23, 1), 0b10 << 24 | 40].iter().enumerate() {
+    for (i, word) in [type3(0x23, 1), 0b10 << 24 | 0x28].iter().enumerate() {
         bench.vm.store_u32(ib + 4 * i as u64, *word);
     }
     let mut packet = aql::RawPacket::default();
@@ -740,7 +740,7 @@ fn wait_reg_mem_write_then_wait_on_the_hdp_flush_registers_completes_and_others_
     let write_wait = |request: u32, done: u32| {
         [
             type3(0x3C, 6),
-            1 << 6 | 5,
+            1 << 6 | 0x5,
             request,
             done,
             0xFFFF_FFFF,

@@ -49,6 +49,23 @@ fn remove_abandoned_mirrors() {
     }
 }
 
+/// Copy the simulator's directory `dir` and everything below it to `dest`.
+fn copy_tree(machine: &Machine, dir: &Path, dest: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dest)?;
+    let names = machine.read_dir(dir).map_err(io::Error::from)?;
+    for name in names {
+        let path = dir.join(&name);
+        match machine.read_file(&path) {
+            Ok(text) => write(&dest.join(&name), text)?,
+            Err(errno) if errno == kfd::Errno::EISDIR => {
+                copy_tree(machine, &path, &dest.join(&name))?;
+            }
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+    Ok(())
+}
+
 /// The private directory.
 #[derive(Debug)]
 pub(crate) struct Mirror {
@@ -147,7 +164,7 @@ impl Mirror {
     }
 
     fn fill(&self, machine: &Machine) -> io::Result<()> {
-        self.copy_tree(machine, Path::new(KFD_DEVICE_DIR), &self.at(KFD_DEVICE_DIR))?;
+        copy_tree(machine, Path::new(KFD_DEVICE_DIR), &self.at(KFD_DEVICE_DIR))?;
         // /sys/class/kfd/kfd is a symlink to the device, as in sysfs.
         let class = self.at("/sys/class/kfd");
         std::fs::create_dir_all(&class)?;
@@ -224,7 +241,7 @@ impl Mirror {
             write(&device.join(name), text)?;
         }
         std::os::unix::fs::symlink("../../../bus/pci", device.join("subsystem"))?;
-        self.copy_tree(
+        copy_tree(
             machine,
             Path::new(&format!(
                 "/sys/class/drm/renderD{minor}/device/ip_discovery"
@@ -249,23 +266,6 @@ impl Mirror {
             &from_devices,
             self.at(&format!("/sys/class/drm/renderD{minor}")),
         )?;
-        Ok(())
-    }
-
-    /// Copy the simulator's directory `dir` and everything below it to `dest`.
-    fn copy_tree(&self, machine: &Machine, dir: &Path, dest: &Path) -> io::Result<()> {
-        std::fs::create_dir_all(dest)?;
-        let names = machine.read_dir(dir).map_err(io::Error::from)?;
-        for name in names {
-            let path = dir.join(&name);
-            match machine.read_file(&path) {
-                Ok(text) => write(&dest.join(&name), text)?,
-                Err(errno) if errno == kfd::Errno::EISDIR => {
-                    self.copy_tree(machine, &path, &dest.join(&name))?
-                }
-                Err(errno) => return Err(errno.into()),
-            }
-        }
         Ok(())
     }
 

@@ -21,6 +21,8 @@
 //! in more detail), and the base addresses, which are Vega10's register-segment bases
 //! (`vega10_ip_offset.h`) rather than these ASICs' own.
 
+use std::fmt::Write as _;
+
 use crate::gpu::target::GfxTarget;
 
 /// Hardware ids (`soc15_hw_ip.h`) and the names `hw_id_names[]` gives them.
@@ -141,11 +143,10 @@ pub(crate) fn discovery_table(target: GfxTarget, xccs: u32, sdma_engines: u32) -
 /// The files of one instance directory, in the kernel's attribute order.
 fn instance_files(ip: &IpInstance) -> Vec<(&'static str, String)> {
     let (major, minor, revision) = ip.version;
-    let base_addr: String = ip
-        .base_addresses
-        .iter()
-        .map(|b| format!("0x{b:08X}\n"))
-        .collect();
+    let base_addr = ip.base_addresses.iter().fold(String::new(), |mut text, b| {
+        let _ = writeln!(text, "0x{b:08X}");
+        text
+    });
     vec![
         ("hw_id", format!("{}\n", ip.hw_id)),
         ("num_instance", format!("{}\n", ip.instance)),
