@@ -97,7 +97,7 @@ impl Sys for Machine {
             }
             DevicePath::Missing => Err(Errno::ENOENT),
             DevicePath::Host => match classify(path) {
-                SysfsPath::Kfd(_) => Err(Errno::ENOENT),
+                SysfsPath::Simulated(_) => Err(Errno::ENOENT),
                 SysfsPath::Host => Linux.open(path, flags),
             },
         }
@@ -184,7 +184,7 @@ impl Sys for Machine {
         match classify(path) {
             SysfsPath::Host if is_dri_dir(path) => Err(Errno::EISDIR),
             SysfsPath::Host => Linux.read_file(path),
-            SysfsPath::Kfd(key) => match self.inner.topology.entry(&key)? {
+            SysfsPath::Simulated(key) => match self.inner.topology.entry(&key)? {
                 Entry::File(text) => Ok(text.clone().into_bytes()),
                 Entry::Dir(_) => Err(Errno::EISDIR),
                 Entry::UsedMemory(index) => {
@@ -206,7 +206,7 @@ impl Sys for Machine {
         }
         match classify(path) {
             SysfsPath::Host => Linux.read_dir(path),
-            SysfsPath::Kfd(key) => match self.inner.topology.entry(&key)? {
+            SysfsPath::Simulated(key) => match self.inner.topology.entry(&key)? {
                 Entry::Dir(names) => Ok(names.iter().map(OsString::from).collect()),
                 Entry::File(_) | Entry::UsedMemory(_) => Err(Errno::ENOTDIR),
             },

@@ -630,3 +630,154 @@ fn a_pm4_indirect_buffer_writes_waits_and_interrupts() {
     assert_eq!(bench.vm.load_u64(target + 8), 0x5678_0000_1234);
     assert!(bench.sink.log().contains(&Interrupt::EndOfPipe(77)));
 }
+
+/// Run `commands` as one PM4 indirect buffer (an AmdFormat-1 vendor packet) on `queue` and
+/// wait for its completion signal.
+fn run_pm4(bench: &Bench, queue: &cp_support::TestQueue, commands: &[u32]) {
+    let ib = bench.vm.alloc(4096);
+    for (i, word) in commands.iter().enumerate() {
+        bench.vm.store_u32(ib + 4 * i as u64, *word);
+    }
+    let done = bench.signal(1);
+    let type3 = |opcode: u32, body: u32| 3u32 << 30 | (body - 1) << 16 | opcode << 8;
+    let mut packet = aql::RawPacket::default();
+    let dwords: [u32; 5] = [
+        u32::from(Header::new(PacketType::VENDOR_SPECIFIC).0) | 1 << 16,
+        type3(0x3F, 3),
+        ib as u32,
+        (ib >> 32) as u32 & 0xFFFF,
+        1 << 23 | commands.len() as u32,
+    ];
+    for (i, d) in dwords.iter().enumerate() {
+        packet.0[i / 2] |= u64::from(*d) << (32 * (i % 2));
+    }
+    packet.0[7] = done.handle;
+    queue.submit(&packet);
+    bench.wait_value(done, 0);
+}
+
+#[test]
+fn pred_exec_runs_a_block_only_when_it_names_an_xcc_of_the_queue() {
+    let type3 = |opcode: u32, body: u32| 3u32 << 30 | (body - 1) << 16 | opcode << 8;
+    // PRED_EXEC over one 4-dword WRITE_DATA of `value` to `va`.
+    let predicated = |xcc_mask: u32, va: u64, value: u32| {
+        [
+            type3(0x23, 1),
+            xcc_mask << 24 | 0x5,
+            type3(0x37, 4),
+            5 << 8,
+            va as u32,
+            (va >> 32) as u32,
+            value,
+        ]
+    };
+    for (xccs, masks) in [
+        (8u32, [(0b1u32, true), (1 << 7, true), (0, false)]),
+        (1, [(0b1, true), (0b10, false), (0b1000_0000, false)]),
+    ] {
+        let bench = Bench::new();
+        let queue = bench.queue_on_xccs(16, xccs);
+        let out = bench.vm.alloc(64);
+        let mut commands = Vec::new();
+        for (i, (mask, _)) in masks.iter().enumerate() {
+            commands.extend(predicated(*mask, out + 4 * i as u64, 0x100 + i as u32));
+        }
+        // After the blocks: an unpredicated write, which every queue runs.
+        commands.extend([
+            type3(0x37, 4),
+            5 << 8,
+            (out + 12) as u32,
+            (out >> 32) as u32,
+            9,
+        ]);
+        run_pm4(&bench, &queue, &commands);
+        for (i, (mask, runs)) in masks.iter().enumerate() {
+            let expected = if *runs { 0x100 + i as u32 } else { 0 };
+            assert_eq!(
+                bench.vm.load_u32(out + 4 * i as u64),
+                expected,
+                "{xccs} XCCs, DEVICE_SELECT {mask:#x}"
+            );
+        }
+        assert_eq!(
+            bench.vm.load_u32(out + 12),
+            9,
+            "execution resumes after a skipped block"
+        );
+    }
+}
+
+#[test]
+fn pred_exec_counting_past_the_buffer_halts_the_queue() {
+    let bench = Bench::new();
+    let queue = bench.queue_on_xccs(16, 1);
+    let type3 = |opcode: u32, body: u32| 3u32 << 30 | (body - 1) << 16 | opcode << 8;
+    let ib = bench.vm.alloc(4096);
+    for (i, word) in [type3(0x23, 1), 0b10 << 24 | 0x28].iter().enumerate() {
+        bench.vm.store_u32(ib + 4 * i as u64, *word);
+    }
+    let mut packet = aql::RawPacket::default();
+    let dwords: [u32; 5] = [
+        u32::from(Header::new(PacketType::VENDOR_SPECIFIC).0) | 1 << 16,
+        type3(0x3F, 3),
+        ib as u32,
+        (ib >> 32) as u32 & 0xFFFF,
+        1 << 23 | 2,
+    ];
+    for (i, d) in dwords.iter().enumerate() {
+        packet.0[i / 2] |= u64::from(*d) << (32 * (i % 2));
+    }
+    queue.submit(&packet);
+    assert_eq!(queue.wait_error(), 0x100, "UNSUPPORTED_VENDOR_PACKET");
+    queue.settle();
+    assert_eq!(queue.read_index(), 0, "the packet is not consumed");
+}
+
+#[test]
+fn wait_reg_mem_write_then_wait_on_the_hdp_flush_registers_completes_and_others_halt() {
+    let type3 = |opcode: u32, body: u32| 3u32 << 30 | (body - 1) << 16 | opcode << 8;
+    // MEM_SPACE 0 (registers), OPERATION 1 (write, then wait), FUNCTION 5 (>=).
+    let write_wait = |request: u32, done: u32| {
+        [
+            type3(0x3C, 6),
+            1 << 6 | 0x5,
+            request,
+            done,
+            0xFFFF_FFFF,
+            0xFFFF_FFFF,
+            4,
+        ]
+    };
+    // NBIO segment 2 (0xD20) + BIF_BX_PF0_GPU_HDP_FLUSH_REQ / _DONE.
+    let (request, done) = (0xE26, 0xE27);
+    let bench = Bench::new();
+    let queue = bench.queue(16);
+    let out = bench.vm.alloc(64);
+    let mut commands = write_wait(request, done).to_vec();
+    commands.extend([type3(0x37, 4), 5 << 8, out as u32, (out >> 32) as u32, 0x77]);
+    run_pm4(&bench, &queue, &commands);
+    assert_eq!(
+        bench.vm.load_u32(out),
+        0x77,
+        "the flush completes and the IB goes on"
+    );
+
+    // Any other register pair is not modelled: the queue halts on it.
+    let ib = bench.vm.alloc(4096);
+    for (i, word) in write_wait(request + 2, done + 2).iter().enumerate() {
+        bench.vm.store_u32(ib + 4 * i as u64, *word);
+    }
+    let mut packet = aql::RawPacket::default();
+    let dwords: [u32; 5] = [
+        u32::from(Header::new(PacketType::VENDOR_SPECIFIC).0) | 1 << 16,
+        type3(0x3F, 3),
+        ib as u32,
+        (ib >> 32) as u32 & 0xFFFF,
+        1 << 23 | 7,
+    ];
+    for (i, d) in dwords.iter().enumerate() {
+        packet.0[i / 2] |= u64::from(*d) << (32 * (i % 2));
+    }
+    queue.submit(&packet);
+    assert_eq!(queue.wait_error(), 0x100, "UNSUPPORTED_VENDOR_PACKET");
+}

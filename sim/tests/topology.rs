@@ -400,3 +400,87 @@ fn preset_cwsr_sizes_match_the_kernel_formula_worked_by_hand() {
         );
     }
 }
+
+/// The render node's IP-discovery tree (`amdgpu_discovery.c`): a die with one numbered
+/// directory per hardware block, its name beside it, and per instance the version and base
+/// addresses, for each preset's ASIC.
+#[test]
+fn ip_discovery_tree_reports_each_asics_ip_versions() {
+    for (machine, gc, sdma, nbio, gc_instances) in [
+        (Machine::mi210().unwrap(), "9 4 2", "4 4 0", "7 4 4", 1),
+        (
+            Machine::new(MachineConfig::mi300x()).unwrap(),
+            "9 4 3",
+            "4 4 2",
+            "7 9 0",
+            8,
+        ),
+    ] {
+        let minor = machine.gpus()[0].render_minor;
+        let die = format!("/sys/class/drm/renderD{minor}/device/ip_discovery/die/0");
+        let version = |dir: &str, instance: u32| {
+            ["major", "minor", "revision"]
+                .iter()
+                .map(|f| read(&machine, &format!("{die}/{dir}/{instance}/{f}")).unwrap())
+                .map(|t| t.strip_suffix('\n').unwrap().to_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(version("11", 0), gc);
+        assert_eq!(version("GC", 0), gc, "the name leads to the same block");
+        assert_eq!(version("42", 0), sdma);
+        assert_eq!(version("108", 0), nbio);
+        assert_eq!(names(&machine, &format!("{die}/11")).len(), gc_instances);
+        let entries = names(&machine, &die);
+        for expected in ["11", "42", "108", "GC", "SDMA0", "NBIF", "num_ips"] {
+            assert!(
+                entries.iter().any(|e| e == expected),
+                "{expected} in {entries:?}"
+            );
+        }
+        let num_ips: usize = read(&machine, &format!("{die}/num_ips"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let listed: usize = entries
+            .iter()
+            .filter(|e| e.parse::<u32>().is_ok())
+            .map(|id| names(&machine, &format!("{die}/{id}")).len())
+            .sum();
+        assert_eq!(num_ips, listed, "num_ips counts every instance");
+        assert_eq!(
+            names(&machine, &format!("{die}/11/0")),
+            [
+                "base_addr",
+                "harvest",
+                "hw_id",
+                "major",
+                "minor",
+                "num_base_addresses",
+                "num_instance",
+                "revision"
+            ]
+        );
+        assert_eq!(
+            read(&machine, &format!("{die}/11/0/hw_id")).unwrap(),
+            "11\n"
+        );
+        let bases = read(&machine, &format!("{die}/11/0/base_addr")).unwrap();
+        let count: usize = read(&machine, &format!("{die}/11/0/num_base_addresses"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert_eq!(bases.lines().count(), count);
+        assert!(bases.lines().all(|l| l.len() == 10 && l.starts_with("0x")));
+        assert_eq!(
+            read(&machine, &format!("{die}/11/9/major")),
+            Err(Errno::ENOENT)
+        );
+        assert_eq!(
+            machine.read_file(Path::new(&format!("{die}/11/0"))),
+            Err(Errno::EISDIR)
+        );
+    }
+}

@@ -31,6 +31,10 @@ pub struct Opts {
     /// Private bytes per lane beyond the kernel's fixed size (the simulator's dispatcher only;
     /// a launch through the safe API provides what the kernel declares).
     pub extra_scratch: u32,
+    /// Describe the queue's scratch the way tinygrad does (the simulator's dispatcher only):
+    /// COMPUTE_TMPRING_SIZE carries the wave count and size, and
+    /// `scratch_backing_memory_byte_size` is left 0.
+    pub scratch_in_tmpring_only: bool,
 }
 
 /// The code-object versions built for every corpus kernel on both targets (V4 is built for some

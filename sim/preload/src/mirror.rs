@@ -49,6 +49,23 @@ fn remove_abandoned_mirrors() {
     }
 }
 
+/// Copy the simulator's directory `dir` and everything below it to `dest`.
+fn copy_tree(machine: &Machine, dir: &Path, dest: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(dest)?;
+    let names = machine.read_dir(dir).map_err(io::Error::from)?;
+    for name in names {
+        let path = dir.join(&name);
+        match machine.read_file(&path) {
+            Ok(text) => write(&dest.join(&name), text)?,
+            Err(errno) if errno == kfd::Errno::EISDIR => {
+                copy_tree(machine, &path, &dest.join(&name))?;
+            }
+            Err(errno) => return Err(errno.into()),
+        }
+    }
+    Ok(())
+}
+
 /// The private directory.
 #[derive(Debug)]
 pub(crate) struct Mirror {
@@ -147,7 +164,7 @@ impl Mirror {
     }
 
     fn fill(&self, machine: &Machine) -> io::Result<()> {
-        self.copy_tree(machine, Path::new(KFD_DEVICE_DIR))?;
+        copy_tree(machine, Path::new(KFD_DEVICE_DIR), &self.at(KFD_DEVICE_DIR))?;
         // /sys/class/kfd/kfd is a symlink to the device, as in sysfs.
         let class = self.at("/sys/class/kfd");
         std::fs::create_dir_all(&class)?;
@@ -157,7 +174,7 @@ impl Mirror {
         std::fs::create_dir_all(self.at("/sys/class/drm"))?;
         std::fs::create_dir_all(self.at("/sys/dev/char"))?;
         for gpu in GpuNode::all(machine)? {
-            self.add_render_node(&gpu)?;
+            self.add_render_node(machine, &gpu)?;
         }
         Ok(())
     }
@@ -190,8 +207,9 @@ impl Mirror {
     /// it: the PCI device directory with the DRM minor below it, reached through
     /// `/sys/dev/char/226:<minor>` and `/sys/class/drm/renderD<minor>` (libdrm finds DRM
     /// devices by `/sys/dev/char/<major>:<minor>/device/drm`, and the bus through the
-    /// device's `subsystem` link).
-    fn add_render_node(&self, gpu: &GpuNode) -> io::Result<()> {
+    /// device's `subsystem` link), with the simulator's `ip_discovery` tree in the device
+    /// directory.
+    fn add_render_node(&self, machine: &Machine, gpu: &GpuNode) -> io::Result<()> {
         let minor = gpu.render_minor;
         write(&self.at(&format!("/dev/dri/renderD{minor}")), "")?;
         let slot = format!(
@@ -223,6 +241,13 @@ impl Mirror {
             write(&device.join(name), text)?;
         }
         std::os::unix::fs::symlink("../../../bus/pci", device.join("subsystem"))?;
+        copy_tree(
+            machine,
+            Path::new(&format!(
+                "/sys/class/drm/renderD{minor}/device/ip_discovery"
+            )),
+            &device.join("ip_discovery"),
+        )?;
         let render = device.join(format!("drm/renderD{minor}"));
         write(&render.join("dev"), format!("{DRM_MAJOR}:{minor}\n"))?;
         write(
@@ -241,21 +266,6 @@ impl Mirror {
             &from_devices,
             self.at(&format!("/sys/class/drm/renderD{minor}")),
         )?;
-        Ok(())
-    }
-
-    /// Copy the simulator's directory `dir` and everything below it.
-    fn copy_tree(&self, machine: &Machine, dir: &Path) -> io::Result<()> {
-        std::fs::create_dir_all(self.at_path(dir))?;
-        let names = machine.read_dir(dir).map_err(io::Error::from)?;
-        for name in names {
-            let path = dir.join(&name);
-            match machine.read_file(&path) {
-                Ok(text) => write(&self.at_path(&path), text)?,
-                Err(errno) if errno == kfd::Errno::EISDIR => self.copy_tree(machine, &path)?,
-                Err(errno) => return Err(errno.into()),
-            }
-        }
         Ok(())
     }
 
@@ -338,6 +348,15 @@ mod tests {
         );
         let used = std::fs::read_to_string(OsStr::from_bytes(used.as_bytes())).unwrap();
         assert_eq!(used.trim(), "0");
+        // The IP-discovery tree, through the class link into the PCI device directory.
+        let gc = mirror.at(&format!(
+            "/sys/class/drm/renderD{minor}/device/ip_discovery/die/0/11/0"
+        ));
+        let version: Vec<String> = ["major", "minor", "revision"]
+            .iter()
+            .map(|f| std::fs::read_to_string(gc.join(f)).unwrap())
+            .collect();
+        assert_eq!(version, ["9\n", "4\n", "2\n"]);
         let root = mirror.root().to_owned();
         let name = root.file_name().unwrap().to_str().unwrap().to_owned();
         assert!(name.starts_with(&format!("{MIRROR_PREFIX}{}-", std::process::id())));

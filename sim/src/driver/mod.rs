@@ -16,6 +16,7 @@ pub(crate) mod gem;
 pub(crate) mod gpu_vm;
 pub(crate) mod host_memory;
 pub(crate) mod injection;
+pub(crate) mod ip_discovery;
 pub(crate) mod kfd_ioctl;
 pub(crate) mod mmap;
 pub(crate) mod os_kernel;

@@ -14,6 +14,7 @@ use kfd::abi::sysfs::{self, cache, io_link, mem_bank, node};
 
 use crate::config::{CacheConfig, MachineConfig};
 use crate::driver::device::Device;
+use crate::driver::ip_discovery::{self, DiscoveryNode};
 
 /// The topology root libhsakmt uses.
 pub const TOPOLOGY_ROOT: &str = sysfs::TOPOLOGY_ROOT;
@@ -41,8 +42,9 @@ pub(crate) enum Entry {
 pub(crate) enum SysfsPath {
     /// Not simulated: served by the host.
     Host,
-    /// Under the simulated KFD directories (which may or may not exist).
-    Kfd(String),
+    /// Under the simulated KFD directories or a render node's `ip_discovery` tree (which may
+    /// or may not exist): the key of its entry.
+    Simulated(String),
 }
 
 /// Classify `path`.
@@ -61,16 +63,37 @@ pub(crate) fn classify(path: &Path) -> SysfsPath {
             Component::Prefix(_) => return SysfsPath::Host,
         }
     }
+    if let [
+        "sys",
+        "class",
+        "drm",
+        render,
+        "device",
+        "ip_discovery",
+        rest @ ..,
+    ] = parts.as_slice()
+    {
+        return SysfsPath::Simulated(ip_discovery_key(render, &rest.join("/")));
+    }
     let (["sys", "devices", "virtual", "kfd", rest @ ..] | ["sys", "class", "kfd", rest @ ..]) =
         parts.as_slice()
     else {
         return SysfsPath::Host;
     };
-    SysfsPath::Kfd(match rest {
+    SysfsPath::Simulated(match rest {
         [] => CLASS_DIR_KEY.to_owned(),
         ["kfd", inner @ ..] => inner.join("/"),
         _ => MISSING_KEY.to_owned(),
     })
+}
+
+/// Key of `/sys/class/drm/<render>/device/ip_discovery/<rest>` (`rest` empty for the root).
+fn ip_discovery_key(render: &str, rest: &str) -> String {
+    if rest.is_empty() {
+        format!("drm/{render}/ip_discovery")
+    } else {
+        format!("drm/{render}/ip_discovery/{rest}")
+    }
 }
 
 /// Key of the class directory (`/sys/class/kfd`, `/sys/devices/virtual/kfd`).
@@ -424,8 +447,30 @@ impl Topology {
                 &caches,
                 &links,
             );
+            t.ip_discovery(device);
         }
         t
+    }
+
+    /// The render node's `device/ip_discovery` tree (see [`ip_discovery`]).
+    fn ip_discovery(&mut self, device: &Device) {
+        let table = ip_discovery::discovery_table(
+            device.target(),
+            device.layout.xccs,
+            device.config.sdma_engines + device.config.sdma_xgmi_engines,
+        );
+        let render = format!("renderD{}", device.render_minor);
+        for node in ip_discovery::sysfs_tree(&table) {
+            match node {
+                DiscoveryNode::Dir(path, names) => {
+                    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                    self.dir(&ip_discovery_key(&render, &path), &refs);
+                }
+                DiscoveryNode::File(path, text) => {
+                    self.file(&ip_discovery_key(&render, &path), text);
+                }
+            }
+        }
     }
 
     fn dir(&mut self, path: &str, names: &[&str]) {

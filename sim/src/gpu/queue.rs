@@ -19,6 +19,9 @@ pub struct QueueSpec {
     pub target: GfxTarget,
     /// LDS bytes available to one workgroup.
     pub lds_bytes_per_workgroup: u32,
+    /// The XCCs the queue runs on (every XCC of the GPU: KFD maps a compute queue on each XCC
+    /// of its partition); PM4 `PRED_EXEC` selects among them.
+    pub xccs: u32,
     /// GPU address of the ring.
     pub ring_va: u64,
     /// Ring size in bytes (a power of two, ≥ 1024).

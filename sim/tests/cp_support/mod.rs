@@ -537,7 +537,12 @@ impl Bench {
 
     /// An AQL queue of `slots` packets.
     pub fn queue(&self, slots: u64) -> TestQueue {
-        TestQueue::new(self, slots, GfxTarget::Gfx90a)
+        TestQueue::new(self, slots, GfxTarget::Gfx90a, 1)
+    }
+
+    /// An AQL queue of `slots` packets on a gfx942 GPU with `xccs` XCCs.
+    pub fn queue_on_xccs(&self, slots: u64, xccs: u32) -> TestQueue {
+        TestQueue::new(self, slots, GfxTarget::Gfx942, xccs)
     }
 }
 
@@ -564,7 +569,7 @@ impl TestQueue {
         settle(&*self.running);
     }
 
-    fn new(bench: &Bench, slots: u64, target: GfxTarget) -> Self {
+    fn new(bench: &Bench, slots: u64, target: GfxTarget, xccs: u32) -> Self {
         let vm = bench.vm.clone();
         let descriptor = vm.alloc(4096);
         let ring = vm.alloc((slots * 64) as usize);
@@ -591,6 +596,7 @@ impl TestQueue {
             gpu_id: 7,
             target,
             lds_bytes_per_workgroup: LDS_BYTES,
+            xccs,
             ring_va: ring,
             ring_bytes: slots * 64,
             read_pointer_va: descriptor + field::READ_DISPATCH_ID,

@@ -328,9 +328,18 @@ impl Gpu {
                     0xfac | 4 << 12 | 4 << 15 | 1 << 19 | 3 << 21 | 1 << 23,
                 ],
                 backing_memory_location: va,
-                backing_memory_byte_size: scratch_len as u64,
+                backing_memory_byte_size: if opts.scratch_in_tmpring_only {
+                    0
+                } else {
+                    scratch_len as u64
+                },
                 wave64_lane_byte_size: lane_bytes,
-                compute_tmpring_size: 0,
+                // WAVES (11:0) and WAVESIZE (24:12, KiB per wave).
+                compute_tmpring_size: if opts.scratch_in_tmpring_only {
+                    slots as u32 | (lane_bytes * 64).div_ceil(1024) << 12
+                } else {
+                    0
+                },
             }
         };
         let packet = KernelDispatchPacket {

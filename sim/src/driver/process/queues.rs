@@ -339,6 +339,7 @@ impl Process {
                 gpu_id: device.gpu_id,
                 target: device.target(),
                 lds_bytes_per_workgroup: device.lds_bytes_per_workgroup(),
+                xccs: device.layout.xccs,
                 ring_va: queue.ring_va,
                 ring_bytes: queue.ring_size,
                 read_pointer_va: args.read_pointer_address,

@@ -12,9 +12,21 @@
 //! - `WRITE_DATA` (0x37) to memory (DST_SEL 1, 2 or 5), incrementing or one address;
 //! - `WAIT_REG_MEM` (0x3C) on memory (MEM_SPACE 1, OPERATION 0), all seven functions on
 //!   `(value & mask)` against the reference, 32-bit;
+//! - `WAIT_REG_MEM` in register space with OPERATION 1 (write, then wait) on the NBIO HDP
+//!   flush pair (write GPU_HDP_FLUSH_REQ, wait on GPU_HDP_FLUSH_DONE; `gfx_v9_0_ring_emit_hdp_flush`
+//!   and tinygrad's `memory_barrier`): the simulator has no HDP cache, so the flush is a full
+//!   fence and DONE reads back the bits requested at once; the wait then compares them like any
+//!   other. Any other register is not modelled;
 //! - `RELEASE_MEM` (0x49): a fence, then DATA_SEL 1 (32-bit data), 2 (64-bit data), 3 (GPU
 //!   clock) or 4 (system clock, taken from the same counter), then INT_SEL ≠ 0 raises an
 //!   end-of-pipe interrupt with the context id in the last dword.
+//!
+//! - `PRED_EXEC` (0x23): the next EXEC_COUNT dwords run only on the XCCs DEVICE_SELECT names.
+//!   Every XCC of a multi-XCC GPU runs its own copy of the queue; the model runs one copy for
+//!   all of them, so a predicated block runs (once) when it names any XCC the queue is on and
+//!   is skipped when it names none. For the commands modelled here (memory writes, waits,
+//!   interrupts, fences) running once on one XCC is what running on each named XCC leaves in
+//!   memory; the second interrupt of a second XCC is not modelled.
 //!
 //! Anything else (register writes, type-0 packets, other opcodes, nested indirect buffers)
 //! halts the queue with UNSUPPORTED_VENDOR_PACKET (0x100). Real firmware raises a
@@ -33,6 +45,7 @@ use crate::gpu::vm::MemoryFault;
 
 /// PM4 type-3 opcodes the model knows.
 mod opcode {
+    pub(super) const PRED_EXEC: u8 = 0x23;
     pub(super) const NOP: u8 = 0x10;
     pub(super) const WRITE_DATA: u8 = 0x37;
     pub(super) const WAIT_REG_MEM: u8 = 0x3C;
@@ -41,6 +54,14 @@ mod opcode {
     pub(super) const RELEASE_MEM: u8 = 0x49;
     pub(super) const ACQUIRE_MEM: u8 = 0x58;
 }
+
+/// The NBIO register `BIF_BX_PF0_GPU_HDP_FLUSH_REQ` and the `..._DONE` after it, as dword
+/// offsets: segment 2 of NBIO (base 0xD20, the base the render node's `ip_discovery` reports)
+/// plus 0x106 and 0x107 (`nbio_7_4_offset.h`; unsure for NBIO 7.9, whose header tinygrad reads
+/// the same offsets from).
+const HDP_FLUSH_REQ: u32 = 0xD20 + 0x106;
+/// See [`HDP_FLUSH_REQ`].
+const HDP_FLUSH_DONE: u32 = HDP_FLUSH_REQ + 1;
 
 /// A type-2 packet: one filler dword.
 const TYPE2_FILLER: u32 = 0x8000_0000;
@@ -121,6 +142,16 @@ pub(crate) enum Pm4Command {
         /// WAIT_REG_MEM FUNCTION (1..=6; 0 always passes).
         function: u8,
     },
+    /// An HDP flush (a fence), then wait until `(requested & mask) function reference`, where
+    /// `requested` is the bits written to the flush request (all done at once).
+    HdpFlush {
+        /// The bits written to GPU_HDP_FLUSH_REQ, and compared against.
+        reference: u32,
+        /// Applied to the done bits first.
+        mask: u32,
+        /// WAIT_REG_MEM FUNCTION.
+        function: u8,
+    },
     /// End-of-pipe: a fence, an optional data write, an optional interrupt.
     ReleaseMem {
         /// What to write.
@@ -166,14 +197,17 @@ impl Pm4Command {
 pub(crate) struct Pm4Reader {
     next: u64,
     end: u64,
+    /// The XCCs the queue runs on, as a `PRED_EXEC` DEVICE_SELECT mask.
+    xcc_mask: u32,
 }
 
 impl Pm4Reader {
-    /// Read `ib` from its first command.
-    pub(crate) fn new(ib: IndirectBuffer) -> Self {
+    /// Read `ib` from its first command, on a queue that runs on `xccs` XCCs.
+    pub(crate) fn new(ib: IndirectBuffer, xccs: u32) -> Self {
         Self {
             next: ib.va,
             end: ib.va + 4 * ib.dwords,
+            xcc_mask: 1u32.checked_shl(xccs).map_or(u32::MAX, |bit| bit - 1),
         }
     }
 
@@ -206,6 +240,22 @@ impl Pm4Reader {
             let at = |i: u64| body + 4 * i;
             let command = match (header.opcode, header.body_dwords) {
                 (opcode::NOP, _) => continue,
+                (opcode::PRED_EXEC, 1) => {
+                    // Dword 1: EXEC_COUNT in bits 13:0, DEVICE_SELECT in bits 31:24
+                    // (tinygrad's `pred_exec`; the firmware's exact field widths are not
+                    // documented publicly, unsure).
+                    let control = Self::dword(memory, at(0))?;
+                    let exec_count = u64::from(control & 0x3FFF);
+                    let device_select = control >> 24;
+                    if device_select & self.xcc_mask == 0 {
+                        let skipped = self.next + 4 * exec_count;
+                        if skipped > self.end {
+                            return Err(QueueError::UnsupportedVendorPacket);
+                        }
+                        self.next = skipped;
+                    }
+                    continue;
+                }
                 (opcode::ACQUIRE_MEM | opcode::EVENT_WRITE, _) => Pm4Command::Fence,
                 (opcode::WRITE_DATA, n) if n >= 4 => {
                     let control = Self::dword(memory, at(0))?;
@@ -228,6 +278,17 @@ impl Pm4Reader {
                     let control = Self::dword(memory, at(0))?;
                     let mem_space = (control >> 4) & 0x3;
                     let operation = (control >> 6) & 0x3;
+                    let hdp_flush = mem_space == 0
+                        && operation == 1
+                        && Self::dword(memory, at(1))? == HDP_FLUSH_REQ
+                        && Self::dword(memory, at(2))? == HDP_FLUSH_DONE;
+                    if hdp_flush {
+                        return Ok(Some(Pm4Command::HdpFlush {
+                            reference: Self::dword(memory, at(3))?,
+                            mask: Self::dword(memory, at(4))?,
+                            function: (control & 0x7) as u8,
+                        }));
+                    }
                     if mem_space != 1 || operation != 0 {
                         return Err(QueueError::UnsupportedVendorPacket);
                     }

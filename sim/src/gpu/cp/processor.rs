@@ -95,6 +95,7 @@ enum Afterwards {
 pub(crate) struct Processor {
     target: GfxTarget,
     lds_bytes_per_workgroup: u32,
+    xccs: u32,
     read_pointer_va: u64,
     write_pointer_va: u64,
     interrupts: Arc<dyn InterruptSink>,
@@ -127,6 +128,7 @@ impl Processor {
         Self {
             target: spec.target,
             lds_bytes_per_workgroup: spec.lds_bytes_per_workgroup,
+            xccs: spec.xccs,
             read_pointer_va: spec.read_pointer_va,
             write_pointer_va: spec.write_pointer_va,
             interrupts: spec.interrupts,
@@ -329,7 +331,7 @@ impl Processor {
 
     /// Execute the commands of a PM4 indirect buffer (see `pm4`).
     fn run_indirect_buffer(&mut self, ib: IndirectBuffer) -> Result<(), Abandon> {
-        let mut reader = Pm4Reader::new(ib);
+        let mut reader = Pm4Reader::new(ib, self.xccs);
         while let Some(command) = reader.next_command(&mut self.memory)? {
             match command {
                 Pm4Command::Fence => fence(Ordering::SeqCst),
@@ -352,6 +354,16 @@ impl Processor {
                     let value = memory.load_u32(va, Ordering::Acquire)?;
                     Ok(Pm4Command::wait_holds(function, value, mask, reference))
                 })?,
+                Pm4Command::HdpFlush {
+                    reference,
+                    mask,
+                    function,
+                } => {
+                    fence(Ordering::SeqCst);
+                    self.wait_until(|_| {
+                        Ok(Pm4Command::wait_holds(function, reference, mask, reference))
+                    })?;
+                }
                 Pm4Command::ReleaseMem {
                     data,
                     va,

@@ -104,10 +104,21 @@ impl Launch {
         let architected_flat_scratch = request.target == GfxTarget::Gfx942;
         let scratch = &request.scratch;
         let scratch_wave_bytes = u64::from(scratch.wave64_lane_byte_size) * LANES as u64;
-        let scratch_slots = scratch
-            .backing_memory_byte_size
-            .checked_div(scratch_wave_bytes)
-            .unwrap_or(0);
+        // How many waves may hold scratch at once: the CP throttles scratch waves by
+        // COMPUTE_TMPRING_SIZE.WAVES (bits 11:0, per XCC), which every runtime sets in
+        // `compute_tmpring_size`; `scratch_backing_memory_byte_size` is runtime bookkeeping
+        // (ROCr fills it, tinygrad leaves it 0) and is not known to be read by the firmware
+        // (unsure). A queue with no tmpring image (the simulator's own benches) falls back to
+        // what the byte size holds.
+        let tmpring_waves = u64::from(scratch.compute_tmpring_size & 0xFFF);
+        let scratch_slots = if tmpring_waves != 0 {
+            tmpring_waves
+        } else {
+            scratch
+                .backing_memory_byte_size
+                .checked_div(scratch_wave_bytes)
+                .unwrap_or(0)
+        };
         if u64::from(packet.private_segment_size) > u64::from(scratch.wave64_lane_byte_size) {
             return Err(invalid(format!(
                 "the dispatch needs {} private bytes per work-item but the queue provides {}",
