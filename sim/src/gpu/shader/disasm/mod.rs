@@ -2,7 +2,7 @@
 //! checked against LLVM (the oracle) and error messages name instructions in familiar syntax.
 
 mod memory;
-mod operand;
+pub(crate) mod operand;
 mod scalar;
 mod vector;
 
