@@ -19,15 +19,6 @@ fn gfx11(words: &[u32]) -> Decoded {
 fn gfx11_decoder_matches_llvm_objdump_on_every_gfx1100_corpus_instruction() {
     let mut report = Report::default();
     compare_dir("gfx1100", &gfx11, &mut report);
-    assert!(
-        report.objects >= 80,
-        "only {} golden disassemblies found",
-        report.objects
-    );
-    assert_eq!(
-        report.checked, report.instruction_lines,
-        "instructions checked vs lines"
-    );
     // The one image instruction of the corpus (illegal_insn.s executes it on purpose, built
     // as code objects V5 and V6): MIMG is not decoded yet, and must be rejected as such.
     let (mimg, failures): (Vec<_>, Vec<_>) = report.failures.into_iter().partition(|f| {
@@ -39,21 +30,5 @@ fn gfx11_decoder_matches_llvm_objdump_on_every_gfx1100_corpus_instruction() {
         2,
         "image instructions rejected as MIMG: {mimg:?}"
     );
-    assert!(
-        report.failures.is_empty(),
-        "{} of {} instructions differ from llvm-objdump-19, first ones:\n{}",
-        report.failures.len(),
-        report.checked,
-        report
-            .failures
-            .iter()
-            .take(60)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    eprintln!(
-        "gfx11 decoder oracle: {} instructions in {} code objects match",
-        report.checked, report.objects
-    );
+    report.assert_clean("llvm-objdump-19 --mcpu=gfx1100", 80, 60);
 }

@@ -77,6 +77,34 @@ pub struct Report {
     pub failures: Vec<String>,
 }
 
+impl Report {
+    /// Panic unless every instruction line was checked and read as LLVM printed it (the first
+    /// `shown` differences in the message); at least `min_objects` goldens must have been read.
+    pub fn assert_clean(&self, oracle: &str, min_objects: usize, shown: usize) {
+        assert!(
+            self.objects >= min_objects,
+            "only {} golden disassemblies found",
+            self.objects
+        );
+        // Every instruction line of the goldens was checked: none skipped.
+        assert_eq!(
+            self.checked, self.instruction_lines,
+            "instructions checked vs instruction lines"
+        );
+        assert!(
+            self.failures.is_empty(),
+            "{} of {} instructions differ from {oracle}, first ones:\n{}",
+            self.failures.len(),
+            self.checked,
+            self.failures[..self.failures.len().min(shown)].join("\n")
+        );
+        eprintln!(
+            "decoder oracle: {} instructions in {} code objects match {oracle}",
+            self.checked, self.objects
+        );
+    }
+}
+
 /// Decode every instruction line of every `*.dis` golden in `dir` (relative to
 /// tests/kernels/bin) with `decode` and collect the lines that read differently from LLVM. A
 /// word LLVM prints as `.long` (an undefined opcode) must be rejected.

@@ -14,7 +14,7 @@ pub(crate) fn range(out: &mut String, prefix: &str, first: u32, count: u32) {
 }
 
 /// A named 64-bit special register pair (`vcc`, `exec`, ...) or one of its halves.
-fn pair(out: &mut String, name: &str, half: u32, count: u32) {
+pub(crate) fn pair(out: &mut String, name: &str, half: u32, count: u32) {
     if count >= 2 && half == 0 {
         out.push_str(name);
     } else {

@@ -95,42 +95,42 @@ impl Row {
     }
 }
 
-/// How a GFX11 instruction was encoded.
+/// How a GFX11 instruction was encoded (the first dword's prefix in brackets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Encoding {
-    /// SOP1.
+    /// Scalar, one source (`[31:23] = 0x17d`).
     Sop1,
-    /// SOP2.
+    /// Scalar, two sources (`[31:30] = 2`).
     Sop2,
-    /// SOPK.
+    /// Scalar with a 16-bit constant (`[31:28] = 0xb`).
     Sopk,
-    /// SOPC.
+    /// Scalar compare (`[31:23] = 0x17e`).
     Sopc,
-    /// SOPP.
+    /// Program control (`[31:23] = 0x17f`).
     Sopp,
-    /// SMEM.
+    /// Scalar memory (`[31:26] = 0x3d`).
     Smem,
-    /// VOP1 (32-bit encoding).
+    /// Vector, one source, 32 bits (`[31:25] = 0x3f`).
     Vop1,
-    /// VOP2 (32-bit encoding).
+    /// Vector, two sources, 32 bits (`[31] = 0`).
     Vop2,
-    /// VOPC (32-bit encoding).
+    /// Vector compare, 32 bits (`[31:25] = 0x3e`).
     Vopc,
-    /// VOP3 (and VOP3B), VOPC/VOP2/VOP1 opcodes promoted to it included.
+    /// Vector, 64 bits (`[31:26] = 0x35`), VOP3B and promoted VOPC/VOP2/VOP1 included.
     Vop3,
-    /// VOP3P.
+    /// Packed vector (`[31:24] = 0xcc`).
     Vop3p,
-    /// VOPD: two VALU operations issued together ([`Inst::dual`] holds the second).
+    /// Dual issue (`[31:26] = 0x32`): [`Inst::dual`] holds the Y operation.
     Vopd,
-    /// VINTERP.
+    /// Parameter interpolation (`[31:24] = 0xcd`).
     Vinterp,
-    /// DS.
+    /// Local data share (`[31:26] = 0x36`).
     Ds,
-    /// FLAT, GLOBAL or SCRATCH.
+    /// FLAT, GLOBAL or SCRATCH (`[31:26] = 0x37`).
     Flat,
-    /// MUBUF.
+    /// Untyped buffer (`[31:26] = 0x38`).
     Mubuf,
-    /// MTBUF.
+    /// Typed buffer (`[31:26] = 0x3a`).
     Mtbuf,
 }
 

@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
-use super::Operands;
 use super::operand::{operand, sgpr};
+use crate::gpu::shader::disasm::Operands;
 use crate::gpu::shader::gfx11::isa::{Encoding, Inst, Op};
 use crate::gpu::shader::isa::{Operand, Ty};
 

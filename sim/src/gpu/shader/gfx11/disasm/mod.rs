@@ -33,22 +33,3 @@ pub fn disassemble(inst: &Inst) -> String {
     }
     out
 }
-
-/// An operand list: the first operand follows a space, the others `, `.
-struct Operands<'a> {
-    out: &'a mut String,
-    first: bool,
-}
-
-impl<'a> Operands<'a> {
-    fn new(out: &'a mut String) -> Self {
-        Self { out, first: true }
-    }
-
-    /// Start the next operand and return the buffer to write it into.
-    fn next(&mut self) -> &mut String {
-        self.out.push_str(if self.first { " " } else { ", " });
-        self.first = false;
-        self.out
-    }
-}

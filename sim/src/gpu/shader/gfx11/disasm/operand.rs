@@ -3,27 +3,18 @@
 
 use std::fmt::Write;
 
-use crate::gpu::shader::disasm::operand::{self as gfx9, range};
+use crate::gpu::shader::disasm::operand::{self as gfx9, pair, range};
 use crate::gpu::shader::isa::{Operand, Ty};
-
-/// A named 64-bit register pair (`vcc`, `exec`) or one of its halves.
-fn pair(out: &mut String, name: &str, half: u8, count: u32) {
-    if count >= 2 && half == 0 {
-        out.push_str(name);
-    } else {
-        let _ = write!(out, "{name}_{}", if half == 0 { "lo" } else { "hi" });
-    }
-}
 
 /// A scalar register of `count` dwords by its GFX11 code.
 pub fn sgpr(out: &mut String, n: u8, count: u32) {
     match n {
         0..=105 => range(out, "s", u32::from(n), count),
-        106 | 107 => pair(out, "vcc", n - 106, count),
+        106 | 107 => pair(out, "vcc", u32::from(n) - 106, count),
         108..=123 => range(out, "ttmp", u32::from(n) - 108, count),
         124 => out.push_str("null"),
         125 => out.push_str("m0"),
-        126 | 127 => pair(out, "exec", n - 126, count),
+        126 | 127 => pair(out, "exec", u32::from(n) - 126, count),
         _ => {
             let _ = write!(out, "<sreg{n}>");
         }

@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use super::operand::{operand, sgpr};
-use super::{Operands, symbolic};
+use super::symbolic;
+use crate::gpu::shader::disasm::Operands;
 use crate::gpu::shader::gfx11::isa::{Encoding, Inst, Op};
 use crate::gpu::shader::isa::{Operand, Ty};
 

@@ -2,8 +2,9 @@
 
 use std::fmt::Write;
 
-use super::Operands;
 use super::operand::{half, modified, operand};
+use crate::gpu::shader::disasm::Operands;
+use crate::gpu::shader::disasm::vector::{common_dpp_ctrl, dpp_masks};
 use crate::gpu::shader::gfx11::isa::{Dpp, Encoding, Inst, Op, Row, RowFlags};
 use crate::gpu::shader::isa::{Operand, Ty};
 
@@ -230,32 +231,15 @@ fn dpp_text(out: &mut String, dpp: Dpp) {
             fetch_inactive,
         } => {
             let c = u32::from(control.ctrl);
-            let _ = match c {
-                0x000..=0x0ff => write!(
-                    out,
-                    " quad_perm:[{},{},{},{}]",
-                    c & 3,
-                    c >> 2 & 3,
-                    c >> 4 & 3,
-                    c >> 6 & 3
-                ),
-                0x101..=0x10f => write!(out, " row_shl:{}", c & 0xf),
-                0x111..=0x11f => write!(out, " row_shr:{}", c & 0xf),
-                0x121..=0x12f => write!(out, " row_ror:{}", c & 0xf),
-                0x140 => write!(out, " row_mirror"),
-                0x141 => write!(out, " row_half_mirror"),
-                0x150..=0x15f => write!(out, " row_share:{}", c & 0xf),
-                0x160..=0x16f => write!(out, " row_xmask:{}", c & 0xf),
-                _ => write!(out, " /* invalid dpp_ctrl {c:#x} */"),
-            };
-            let _ = write!(
-                out,
-                " row_mask:0x{:x} bank_mask:0x{:x}",
-                control.row_mask, control.bank_mask
-            );
-            if control.bound_ctrl {
-                out.push_str(" bound_ctrl:1");
+            out.push(' ');
+            if !common_dpp_ctrl(out, c) {
+                let _ = match c {
+                    0x150..=0x15f => write!(out, "row_share:{}", c & 0xf),
+                    0x160..=0x16f => write!(out, "row_xmask:{}", c & 0xf),
+                    _ => write!(out, "/* invalid dpp_ctrl {c:#x} */"),
+                };
             }
+            dpp_masks(out, &control);
             if fetch_inactive {
                 out.push_str(" fi:1");
             }
