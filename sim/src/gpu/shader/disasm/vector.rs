@@ -145,7 +145,7 @@ pub fn write(out: &mut String, inst: &Inst, target: GfxTarget) {
             if let Extra::Dpp(d) = inst.extra {
                 out.push(' ');
                 dpp_ctrl(out, d.ctrl);
-                dpp_masks(out, &d);
+                dpp_masks(out, d);
             }
         }
         Encoding::Sdwa => {
@@ -245,7 +245,7 @@ pub(crate) fn common_dpp_ctrl(out: &mut String, c: u32) -> bool {
 }
 
 /// ` row_mask:.. bank_mask:..` and `bound_ctrl:1` after a DPP16 control.
-pub(crate) fn dpp_masks(out: &mut String, d: &crate::gpu::shader::isa::DppControl) {
+pub(crate) fn dpp_masks(out: &mut String, d: crate::gpu::shader::isa::DppControl) {
     let _ = write!(
         out,
         " row_mask:0x{:x} bank_mask:0x{:x}",

@@ -3,7 +3,7 @@
 //! the GFX11 code.
 
 use super::DecodeError;
-use crate::gpu::shader::decode::operand::{inline_constant, literal_value};
+use crate::gpu::shader::decode::operand::{align_sgpr, inline_constant, literal_value};
 use crate::gpu::shader::decode::word;
 use crate::gpu::shader::isa::{Operand, Special, Ty};
 
@@ -45,7 +45,8 @@ impl<'a> Literal<'a> {
     pub fn source(&mut self, code: u32, ty: Ty) -> Result<Operand, DecodeError> {
         Ok(match code {
             256..=511 => Operand::Vgpr((code - 256) as u16),
-            0..=127 => Operand::Sgpr(code as u8),
+            0..=123 => Operand::Sgpr(align_sgpr(code, ty)),
+            124..=127 => Operand::Sgpr(code as u8),
             128..=208 | 240..=248 => Operand::Inline(inline_constant(code, ty)),
             235 => Operand::Special(Special::SharedBase),
             236 => Operand::Special(Special::SharedLimit),
@@ -80,6 +81,16 @@ impl<'a> Literal<'a> {
 /// A scalar destination code (0–127; 125 is M0, 124 `null`).
 pub fn sdst(code: u32) -> Operand {
     Operand::Sgpr(code as u8)
+}
+
+/// A scalar destination of type `ty`: a register tuple starts where LLVM reads it, at the
+/// tuple's alignment (the low bits of the field are ignored).
+pub fn sdst_of(code: u32, ty: Ty) -> Operand {
+    if code < 124 {
+        Operand::Sgpr(align_sgpr(code, ty))
+    } else {
+        sdst(code)
+    }
 }
 
 /// A vector register by its 8-bit number.

@@ -1,6 +1,6 @@
 //! SOP1, SOP2, SOPK, SOPC, SOPP and SMEM.
 
-use super::operand::{Literal, NULL, sdst};
+use super::operand::{Literal, NULL, sdst, sdst_of};
 use super::{DecodeError, field, row};
 use crate::gpu::shader::decode::word;
 use crate::gpu::shader::gfx11::isa::{Encoding, Inst, Op};
@@ -13,7 +13,7 @@ pub fn sop2(words: &[u32]) -> Result<Inst, DecodeError> {
     let row = row(tables::SOP2, field(w, 23, 7), "SOP2")?;
     let mut inst = Inst::new(Encoding::Sop2, row);
     let mut lit = Literal::at(words, 1, "SOP2");
-    inst.dst = sdst(field(w, 16, 7));
+    inst.dst = sdst_of(field(w, 16, 7), row.ty[0]);
     inst.src[0] = lit.source(field(w, 0, 8), row.ty[1])?;
     inst.src[1] = lit.source(field(w, 8, 8), row.ty[2])?;
     inst.dwords = lit.dwords();
@@ -26,7 +26,7 @@ pub fn sop1(words: &[u32]) -> Result<Inst, DecodeError> {
     let row = row(tables::SOP1, field(w, 8, 8), "SOP1")?;
     let mut inst = Inst::new(Encoding::Sop1, row);
     let mut lit = Literal::at(words, 1, "SOP1");
-    inst.dst = sdst(field(w, 16, 7));
+    inst.dst = sdst_of(field(w, 16, 7), row.ty[0]);
     // The raw field too: `s_sendmsg_rtn` takes a message id, not an operand, there.
     inst.imm = field(w, 0, 8);
     inst.src[0] = lit.source(inst.imm, row.ty[1])?;

@@ -64,8 +64,12 @@ fn sopp(out: &mut String, inst: &Inst) {
         _ if name.starts_with("s_cbranch") || inst.op == Op::SBranch => {
             let _ = write!(out, " {imm}");
         }
-        _ => {
+        // Inline-constant-sized values in decimal, others in hex (LLVM's u16 immediates).
+        _ if imm <= 64 => {
             let _ = write!(out, " {imm}");
+        }
+        _ => {
+            let _ = write!(out, " 0x{imm:x}");
         }
     }
 }

@@ -239,7 +239,7 @@ fn dpp_text(out: &mut String, dpp: Dpp) {
                     _ => write!(out, "/* invalid dpp_ctrl {c:#x} */"),
                 };
             }
-            dpp_masks(out, &control);
+            dpp_masks(out, control);
             if fetch_inactive {
                 out.push_str(" fi:1");
             }
