@@ -262,8 +262,9 @@ done
 # -------------------------------------------------------- disassembly ----
 # The shader-core simulator's decoder oracle: llvm-objdump-19's disassembly of every code
 # object of the simulated targets, committed next to it as <object>.dis and read by
-# sim/tests/shader_decoder_oracle.rs (so that test needs no LLVM).
-for t in $CORE_TARGETS; do
+# sim/tests/shader_decoder_oracle.rs and sim/tests/gfx11_decoder_oracle.rs (so those tests
+# need no LLVM).
+for t in $CORE_TARGETS gfx1100; do
     for co in "$OUT/$t"/*.co[0-9]; do
         rel="$t/$(basename "$co")"
         (cd "$OUT" && llvm-objdump-19 -d --mcpu="$t" "$rel") >"$co.dis"

@@ -16,6 +16,7 @@ pub mod core;
 pub mod decode;
 pub mod disasm;
 pub mod exec;
+pub mod gfx11;
 pub mod isa;
 pub mod launch;
 pub mod lds;

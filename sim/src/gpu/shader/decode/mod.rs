@@ -5,7 +5,7 @@
 
 mod alignment;
 mod memory;
-mod operand;
+pub(crate) mod operand;
 mod scalar;
 mod tables;
 mod vector;
@@ -236,7 +236,7 @@ fn lookup(lut: &[Option<Op>], code: u32, family: &'static str) -> Result<Op, Dec
 }
 
 /// Dword `i` of `words`, or a truncation error.
-fn word(words: &[u32], i: usize, family: &'static str) -> Result<u32, DecodeError> {
+pub(crate) fn word(words: &[u32], i: usize, family: &'static str) -> Result<u32, DecodeError> {
     words.get(i).copied().ok_or(DecodeError::Truncated {
         family,
         needed: i + 1,
@@ -244,6 +244,6 @@ fn word(words: &[u32], i: usize, family: &'static str) -> Result<u32, DecodeErro
 }
 
 /// Bits `[lo, lo + width)` of `w`.
-const fn bits(w: u32, lo: u32, width: u32) -> u32 {
+pub(crate) const fn bits(w: u32, lo: u32, width: u32) -> u32 {
     (w >> lo) & ((1u32 << width) - 1)
 }

@@ -33,7 +33,7 @@ const FLOAT_CONSTANTS: [(u16, u32, u64); 9] = [
 /// 16-bit integer operands. For the register-pair operands of packed-f32 instructions the
 /// 32-bit constant is taken for both elements (LLVM models such constants as a splat; not
 /// confirmed by AMD documentation).
-fn inline_constant(code: u32, ty: Ty) -> u64 {
+pub(crate) fn inline_constant(code: u32, ty: Ty) -> u64 {
     let wide = ty.dwords() == 2;
     let splat = |v: u32| u64::from(v) | u64::from(v) << 32;
     match code {

@@ -2,9 +2,9 @@
 //! checked against LLVM (the oracle) and error messages name instructions in familiar syntax.
 
 mod memory;
-mod operand;
+pub(crate) mod operand;
 mod scalar;
-mod vector;
+pub(crate) mod vector;
 
 use crate::gpu::shader::isa::{Encoding, Inst};
 use crate::gpu::target::GfxTarget;
@@ -33,18 +33,18 @@ pub fn disassemble(inst: &Inst, target: GfxTarget) -> String {
 }
 
 /// Append `, ` then the operand list separator logic: the first operand is preceded by a space.
-struct Operands<'a> {
+pub(crate) struct Operands<'a> {
     out: &'a mut String,
     first: bool,
 }
 
 impl<'a> Operands<'a> {
-    fn new(out: &'a mut String) -> Self {
+    pub(crate) fn new(out: &'a mut String) -> Self {
         Self { out, first: true }
     }
 
     /// Start the next operand and return the buffer to write it into.
-    fn next(&mut self) -> &mut String {
+    pub(crate) fn next(&mut self) -> &mut String {
         self.out.push_str(if self.first { " " } else { ", " });
         self.first = false;
         self.out

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use crate::gpu::shader::isa::{Operand, Special, Ty};
 
 /// A register range `prefix[first:last]`, or `prefix<n>` for one register.
-fn range(out: &mut String, prefix: &str, first: u32, count: u32) {
+pub(crate) fn range(out: &mut String, prefix: &str, first: u32, count: u32) {
     if count <= 1 {
         let _ = write!(out, "{prefix}{first}");
     } else {
@@ -14,7 +14,7 @@ fn range(out: &mut String, prefix: &str, first: u32, count: u32) {
 }
 
 /// A named 64-bit special register pair (`vcc`, `exec`, ...) or one of its halves.
-fn pair(out: &mut String, name: &str, half: u32, count: u32) {
+pub(crate) fn pair(out: &mut String, name: &str, half: u32, count: u32) {
     if count >= 2 && half == 0 {
         out.push_str(name);
     } else {
@@ -196,9 +196,21 @@ pub fn operand(out: &mut String, op: Operand, ty: Ty) {
 /// Write a source with VOP3/DPP/SDWA float modifiers: `-x`, `|x|`, `-|x|`, and `neg(c)` for
 /// a negated constant without `abs`.
 pub fn modified(out: &mut String, op: Operand, ty: Ty, neg: bool, abs: bool) {
+    modified_with(out, op, ty, neg, abs, operand);
+}
+
+/// [`modified`] with another generation's operand printer.
+pub fn modified_with(
+    out: &mut String,
+    op: Operand,
+    ty: Ty,
+    neg: bool,
+    abs: bool,
+    print: fn(&mut String, Operand, Ty),
+) {
     if neg && !abs && matches!(op, Operand::Inline(_) | Operand::Literal { .. }) {
         out.push_str("neg(");
-        operand(out, op, ty);
+        print(out, op, ty);
         out.push(')');
         return;
     }
@@ -208,7 +220,7 @@ pub fn modified(out: &mut String, op: Operand, ty: Ty, neg: bool, abs: bool) {
     if abs {
         out.push('|');
     }
-    operand(out, op, ty);
+    print(out, op, ty);
     if abs {
         out.push('|');
     }

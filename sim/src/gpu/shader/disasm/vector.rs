@@ -145,14 +145,7 @@ pub fn write(out: &mut String, inst: &Inst, target: GfxTarget) {
             if let Extra::Dpp(d) = inst.extra {
                 out.push(' ');
                 dpp_ctrl(out, d.ctrl);
-                let _ = write!(
-                    out,
-                    " row_mask:0x{:x} bank_mask:0x{:x}",
-                    d.row_mask, d.bank_mask
-                );
-                if d.bound_ctrl {
-                    out.push_str(" bound_ctrl:1");
-                }
+                dpp_masks(out, d);
             }
         }
         Encoding::Sdwa => {
@@ -229,8 +222,9 @@ fn sel_name(s: SdwaSel) -> &'static str {
     }
 }
 
-fn dpp_ctrl(out: &mut String, ctrl: u16) {
-    let c = u32::from(ctrl);
+/// The DPP controls GFX9 and GFX11 share (quad permutes, row shifts and rotates, mirrors);
+/// false for the others, which each generation names itself.
+pub(crate) fn common_dpp_ctrl(out: &mut String, c: u32) -> bool {
     let _ = match c {
         0x000..=0x0ff => write!(
             out,
@@ -243,12 +237,35 @@ fn dpp_ctrl(out: &mut String, ctrl: u16) {
         0x101..=0x10f => write!(out, "row_shl:{}", c & 0xf),
         0x111..=0x11f => write!(out, "row_shr:{}", c & 0xf),
         0x121..=0x12f => write!(out, "row_ror:{}", c & 0xf),
+        0x140 => write!(out, "row_mirror"),
+        0x141 => write!(out, "row_half_mirror"),
+        _ => return false,
+    };
+    true
+}
+
+/// ` row_mask:.. bank_mask:..` and `bound_ctrl:1` after a DPP16 control.
+pub(crate) fn dpp_masks(out: &mut String, d: crate::gpu::shader::isa::DppControl) {
+    let _ = write!(
+        out,
+        " row_mask:0x{:x} bank_mask:0x{:x}",
+        d.row_mask, d.bank_mask
+    );
+    if d.bound_ctrl {
+        out.push_str(" bound_ctrl:1");
+    }
+}
+
+fn dpp_ctrl(out: &mut String, ctrl: u16) {
+    let c = u32::from(ctrl);
+    if common_dpp_ctrl(out, c) {
+        return;
+    }
+    let _ = match c {
         0x130 => write!(out, "wave_shl:1"),
         0x134 => write!(out, "wave_rol:1"),
         0x138 => write!(out, "wave_shr:1"),
         0x13c => write!(out, "wave_ror:1"),
-        0x140 => write!(out, "row_mirror"),
-        0x141 => write!(out, "row_half_mirror"),
         0x142 => write!(out, "row_bcast:15"),
         0x143 => write!(out, "row_bcast:31"),
         0x150..=0x15f => write!(out, "row_newbcast:{}", c & 0xf),

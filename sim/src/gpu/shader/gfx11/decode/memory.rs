@@ -1,0 +1,100 @@
+//! DS, FLAT/GLOBAL/SCRATCH, MUBUF and MTBUF.
+
+use super::operand::{NULL, sdst, vgpr};
+use super::{DecodeError, field, row};
+use crate::gpu::shader::decode::word;
+use crate::gpu::shader::gfx11::isa::{Encoding, Inst};
+use crate::gpu::shader::gfx11::tables;
+use crate::gpu::shader::isa::Operand;
+
+/// DS: `[31:26]=0x36 op[25:18] gds[17] offset1[15:8] offset0[7:0]`, then `vdst[31:24]
+/// data1[23:16] data0[15:8] addr[7:0]`.
+pub fn ds(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w = words[0];
+    let w1 = word(words, 1, "DS")?;
+    let row = row(tables::DS, field(w, 18, 8), "DS")?;
+    let mut inst = Inst::new(Encoding::Ds, row);
+    inst.dwords = 2;
+    inst.mem.offset = field(w, 0, 8) as i32;
+    inst.mem.offset1 = field(w, 8, 8) as u8;
+    inst.mem.gds = field(w, 17, 1) != 0;
+    inst.src[0] = vgpr(field(w1, 0, 8));
+    inst.src[1] = vgpr(field(w1, 8, 8));
+    inst.src[2] = vgpr(field(w1, 16, 8));
+    inst.dst = vgpr(field(w1, 24, 8));
+    Ok(inst)
+}
+
+/// FLAT: `[31:26]=0x37 op[24:18] seg[17:16] slc[15] glc[14] dlc[13] offset[12:0]`, then
+/// `vdst[31:24] sve[23] saddr[22:16] data[15:8] addr[7:0]`. The offset is signed for global
+/// and scratch, unsigned 12 bits for flat.
+pub fn flat(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w = words[0];
+    let w1 = word(words, 1, "FLAT")?;
+    let segment = field(w, 16, 2);
+    let row = row(tables::FLAT, segment * 1000 + field(w, 18, 7), "FLAT")?;
+    let mut inst = Inst::new(Encoding::Flat, row);
+    inst.dwords = 2;
+    inst.mem.segment = segment as u8;
+    inst.mem.offset = if segment == 0 {
+        field(w, 0, 12) as i32
+    } else {
+        ((w << 19) as i32) >> 19
+    };
+    inst.mem.slc = field(w, 15, 1) != 0;
+    inst.mem.glc = field(w, 14, 1) != 0;
+    inst.mem.dlc = field(w, 13, 1) != 0;
+    inst.mem.sve = field(w1, 23, 1) != 0;
+    let saddr = field(w1, 16, 7);
+    inst.mem.sbase = if saddr == NULL || saddr == 0x7d {
+        Operand::None
+    } else {
+        sdst(saddr)
+    };
+    inst.src[0] = vgpr(field(w1, 0, 8));
+    inst.src[1] = vgpr(field(w1, 8, 8));
+    inst.dst = vgpr(field(w1, 24, 8));
+    Ok(inst)
+}
+
+/// The second dword of MUBUF and MTBUF: `soffset[31:24] idxen[23] offen[22] tfe[21]
+/// srsrc[20:16] vdata[15:8] vaddr[7:0]`, and the first's `glc[14] dlc[13] slc[12]
+/// offset[11:0]`.
+fn buffer(inst: &mut Inst, w: u32, w1: u32, family: &'static str) -> Result<(), DecodeError> {
+    inst.dwords = 2;
+    inst.mem.offset = field(w, 0, 12) as i32;
+    inst.mem.slc = field(w, 12, 1) != 0;
+    inst.mem.dlc = field(w, 13, 1) != 0;
+    inst.mem.glc = field(w, 14, 1) != 0;
+    inst.src[0] = vgpr(field(w1, 0, 8));
+    inst.src[1] = vgpr(field(w1, 8, 8));
+    inst.dst = inst.src[1];
+    inst.mem.sbase = sdst(field(w1, 16, 5) << 2);
+    inst.mem.tfe = field(w1, 21, 1) != 0;
+    inst.mem.offen = field(w1, 22, 1) != 0;
+    inst.mem.idxen = field(w1, 23, 1) != 0;
+    let mut lit = super::operand::Literal::at(&[], 0, family);
+    inst.mem.soffset = lit.source(field(w1, 24, 8), crate::gpu::shader::isa::Ty::B32)?;
+    Ok(())
+}
+
+/// MUBUF: `[31:26]=0x38 op[25:18] lds[16]` and the buffer fields.
+pub fn mubuf(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w = words[0];
+    let w1 = word(words, 1, "MUBUF")?;
+    let row = row(tables::MUBUF, field(w, 18, 8), "MUBUF")?;
+    let mut inst = Inst::new(Encoding::Mubuf, row);
+    buffer(&mut inst, w, w1, "MUBUF")?;
+    Ok(inst)
+}
+
+/// MTBUF: `[31:26]=0x3a format[25:19] op[18:15]` and the buffer fields.
+pub fn mtbuf(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w = words[0];
+    let w1 = word(words, 1, "MTBUF")?;
+    let row = row(tables::MTBUF, field(w, 15, 4), "MTBUF")?;
+    let mut inst = Inst::new(Encoding::Mtbuf, row);
+    inst.mem.format = field(w, 19, 7) as u8;
+    buffer(&mut inst, w, w1, "MTBUF")?;
+    Ok(inst)
+}

@@ -1,0 +1,70 @@
+//! The GFX11 decoder: machine words to [`Inst`].
+//!
+//! [`decode`] picks the encoding from the first dword's prefix bits, as the hardware's
+//! instruction buffer does; one module per encoding group reads the fields. Errors are the
+//! GFX9 decoder's ([`DecodeError`]).
+
+mod memory;
+mod operand;
+mod scalar;
+mod vector;
+
+pub use crate::gpu::shader::decode::DecodeError;
+use crate::gpu::shader::decode::{bits, word};
+use crate::gpu::shader::gfx11::isa::{Inst, Row};
+
+/// Longest GFX11 instruction in dwords (a 64-bit encoding plus a DPP word or a literal).
+pub const MAX_INST_DWORDS: usize = 3;
+
+/// Decode the instruction starting at `words[0]`. `words` may be longer than the instruction;
+/// the result's `dwords` says how many it used.
+pub fn decode(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w0 = word(words, 0, "GFX11")?;
+    match w0 >> 25 {
+        0x3f => return vector::vop1(words),
+        0x3e => return vector::vopc(words),
+        _ if w0 >> 31 == 0 => return vector::vop2(words),
+        _ => {}
+    }
+    if w0 >> 30 == 0b10 {
+        return match (w0 >> 23, w0 >> 28) {
+            (0x17d, _) => scalar::sop1(words),
+            (0x17e, _) => scalar::sopc(words),
+            (0x17f, _) => scalar::sopp(words),
+            (_, 0xb) => scalar::sopk(words),
+            _ => scalar::sop2(words),
+        };
+    }
+    match (w0 >> 26, w0 >> 24) {
+        (_, 0xcc) => vector::vop3p(words),
+        (_, 0xcd) => vector::vinterp(words),
+        (0x35, _) => vector::vop3(words),
+        (0x32, _) => vector::vopd(words),
+        (0x3d, _) => scalar::smem(words),
+        (0x36, _) => memory::ds(words),
+        (0x37, _) => memory::flat(words),
+        (0x38, _) => memory::mubuf(words),
+        (0x3a, _) => memory::mtbuf(words),
+        (0x3c, _) => Err(DecodeError::UnsupportedEncoding("MIMG")),
+        (0x3e, _) => Err(DecodeError::UnsupportedEncoding("EXP")),
+        (_, 0xce) => Err(DecodeError::UnsupportedEncoding("LDSDIR")),
+        _ => Err(DecodeError::UnsupportedEncoding("unknown GFX11 prefix")),
+    }
+}
+
+/// The row of `table` for `opcode`.
+fn row(
+    table: &'static [Row],
+    opcode: u32,
+    family: &'static str,
+) -> Result<&'static Row, DecodeError> {
+    table
+        .binary_search_by_key(&opcode, |r| u32::from(r.opcode))
+        .map(|i| &table[i])
+        .map_err(|_| DecodeError::UnknownOpcode { family, opcode })
+}
+
+/// Bits `[lo, lo + width)` of `w` (the GFX9 decoder's helper).
+const fn field(w: u32, lo: u32, width: u32) -> u32 {
+    bits(w, lo, width)
+}

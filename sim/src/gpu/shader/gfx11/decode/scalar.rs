@@ -1,0 +1,97 @@
+//! SOP1, SOP2, SOPK, SOPC, SOPP and SMEM.
+
+use super::operand::{Literal, NULL, sdst, sdst_of};
+use super::{DecodeError, field, row};
+use crate::gpu::shader::decode::word;
+use crate::gpu::shader::gfx11::isa::{Encoding, Inst, Op};
+use crate::gpu::shader::gfx11::tables;
+use crate::gpu::shader::isa::Operand;
+
+/// SOP2: `[31:30]=2 op[29:23] sdst[22:16] ssrc1[15:8] ssrc0[7:0]`.
+pub fn sop2(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w = words[0];
+    let row = row(tables::SOP2, field(w, 23, 7), "SOP2")?;
+    let mut inst = Inst::new(Encoding::Sop2, row);
+    let mut lit = Literal::at(words, 1, "SOP2");
+    inst.dst = sdst_of(field(w, 16, 7), row.ty[0]);
+    inst.src[0] = lit.source(field(w, 0, 8), row.ty[1])?;
+    inst.src[1] = lit.source(field(w, 8, 8), row.ty[2])?;
+    inst.dwords = lit.dwords();
+    Ok(inst)
+}
+
+/// SOP1: `[31:23]=0x17d sdst[22:16] op[15:8] ssrc0[7:0]`.
+pub fn sop1(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w = words[0];
+    let row = row(tables::SOP1, field(w, 8, 8), "SOP1")?;
+    let mut inst = Inst::new(Encoding::Sop1, row);
+    let mut lit = Literal::at(words, 1, "SOP1");
+    inst.dst = sdst_of(field(w, 16, 7), row.ty[0]);
+    // The raw field too: `s_sendmsg_rtn` takes a message id, not an operand, there.
+    inst.imm = field(w, 0, 8);
+    inst.src[0] = lit.source(inst.imm, row.ty[1])?;
+    inst.dwords = lit.dwords();
+    Ok(inst)
+}
+
+/// SOPC: `[31:23]=0x17e op[22:16] ssrc1[15:8] ssrc0[7:0]`.
+pub fn sopc(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w = words[0];
+    let row = row(tables::SOPC, field(w, 16, 7), "SOPC")?;
+    let mut inst = Inst::new(Encoding::Sopc, row);
+    let mut lit = Literal::at(words, 1, "SOPC");
+    inst.src[0] = lit.source(field(w, 0, 8), row.ty[1])?;
+    inst.src[1] = lit.source(field(w, 8, 8), row.ty[2])?;
+    inst.dwords = lit.dwords();
+    Ok(inst)
+}
+
+/// SOPK: `[31:28]=0xb op[27:23] sdst[22:16] simm16[15:0]`; `s_setreg_imm32_b32` carries a
+/// literal.
+pub fn sopk(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w = words[0];
+    let row = row(tables::SOPK, field(w, 23, 5), "SOPK")?;
+    let mut inst = Inst::new(Encoding::Sopk, row);
+    inst.dst = sdst(field(w, 16, 7));
+    inst.imm = field(w, 0, 16);
+    if row.op == Op::SSetregImm32B32 {
+        let raw = word(words, 1, "SOPK")?;
+        inst.src[0] = Operand::Literal {
+            raw,
+            value: u64::from(raw),
+        };
+        inst.dwords = 2;
+    }
+    Ok(inst)
+}
+
+/// SOPP: `[31:23]=0x17f op[22:16] simm16[15:0]`.
+pub fn sopp(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w = words[0];
+    let row = row(tables::SOPP, field(w, 16, 7), "SOPP")?;
+    let mut inst = Inst::new(Encoding::Sopp, row);
+    inst.imm = field(w, 0, 16);
+    Ok(inst)
+}
+
+/// SMEM: `[31:26]=0x3d op[25:18] glc[14] dlc[13] sdata[12:6] sbase[5:0]`, then
+/// `soffset[31:25] offset[20:0]` (signed).
+pub fn smem(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w = words[0];
+    let w1 = word(words, 1, "SMEM")?;
+    let row = row(tables::SMEM, field(w, 18, 8), "SMEM")?;
+    let mut inst = Inst::new(Encoding::Smem, row);
+    inst.dwords = 2;
+    inst.dst = sdst(field(w, 6, 7));
+    inst.mem.sbase = sdst(field(w, 0, 6) << 1);
+    inst.mem.glc = field(w, 14, 1) != 0;
+    inst.mem.dlc = field(w, 13, 1) != 0;
+    inst.mem.offset = ((w1 << 11) as i32) >> 11;
+    let soffset = field(w1, 25, 7);
+    inst.mem.soffset = if soffset == NULL {
+        Operand::None
+    } else {
+        sdst(soffset)
+    };
+    Ok(inst)
+}

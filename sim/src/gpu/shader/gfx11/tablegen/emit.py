@@ -1,0 +1,187 @@
+"""Write gfx11/opcode.rs and gfx11/tables.rs from the llvm-mc-19 gfx1100 opcode sweep (see
+regenerate.sh).
+
+usage: emit.py <sweep dir> <gfx11 dir>
+
+Every accepted opcode of every encoding becomes a row: the opcode number, its `Op` (the
+mnemonic without _e32/_e64), and the type of each operand slot in the order dst, src0, src1,
+src2. Slots are told apart by the register numbers sweep.py put in them; types follow LLVM's
+register widths and the mnemonic's type suffixes.
+"""
+import os, re, sys
+
+SWEEP, OUT = sys.argv[1], sys.argv[2]
+FAMS = ["sop2", "sopk", "sop1", "sopc", "sopp", "smem", "vop1", "vop2", "vopc", "vop3",
+        "vop3p", "vopdx", "vopdy", "vinterp", "ds", "flat", "mubuf", "mtbuf"]
+# Which operand slot each register the sweep planted lands in.
+ROLES = {
+    "sop2": {"s4": 0, "s6": 1, "s2": 2},
+    "sop1": {"s4": 0, "s2": 1},
+    "sopc": {"s2": 1, "s4": 2},
+    "vop1": {"v4": 0, "s4": 0, "v2": 1, "s2": 1},
+    "vop2": {"v4": 0, "s4": 0, "v1": 1, "v2": 2},
+    "vopc": {"v1": 1, "v2": 2},
+    "vop3": {"v4": 0, "s4": 0, "v1": 1, "v2": 2, "v3": 3},
+    "vop3p": {"v4": 0, "v1": 1, "v2": 2, "v3": 3},
+    "vopdx": {"v4": 0, "v1": 1, "v2": 2},
+    "vopdy": {"v7": 0, "v6": 1, "v5": 2},
+    "vinterp": {"v1": 0, "v2": 1, "v3": 2, "v4": 3},
+    "ds": {"v5": 0, "v1": 1, "v2": 2, "v3": 3},
+}
+TYPES = ("f16", "f32", "f64", "bf16", "i16", "u16", "b16", "i32", "u32", "b32", "i64", "u64",
+         "b64", "i24", "u24", "i8", "u8", "i4", "u4", "iu8", "iu4")
+
+
+def load(fam):
+    rows = {}
+    for line in open(os.path.join(SWEEP, fam + ".txt")):
+        key, text = line.rstrip("\n").split("\t", 1)
+        if text != "-":
+            rows[int(key)] = text
+    return rows
+
+
+def split(text):
+    """Mnemonic and operand tokens (commas inside parentheses kept; LLVM's comments dropped)."""
+    parts = re.sub(r"/\*.*?\*/", "", text).split(None, 1)
+    ops, depth, cur = [], 0, ""
+    for ch in parts[1] if len(parts) > 1 else "":
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            ops.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        ops.append(cur.strip())
+    return parts[0], [o.split()[0] for o in ops]
+
+
+def width(tok):
+    tok = re.sub(r"\.[lh]$", "", tok)   # a true16 half: one register
+    m = re.match(r"^[vs]\[(\d+):(\d+)\]$", tok)
+    if m:
+        return int(m.group(2)) - int(m.group(1)) + 1, tok[0] + m.group(1)
+    if re.match(r"^[vs]\d+$", tok):
+        return 1, tok
+    return 0, tok
+
+
+def base(name):
+    for suffix in ("_e32", "_e64"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def ty(dwords, t, packed):
+    if dwords == 0:
+        return "N"
+    if dwords == 1:
+        if packed:
+            return "PkF16" if t in ("f16", "bf16") else "PkB16"
+        if t in ("f16", "bf16"):
+            return "F16"
+        if t in ("i16", "u16", "b16"):
+            return "B16"
+        return "F32" if t == "f32" else "B32"
+    if dwords == 2:
+        return "F64" if t == "f64" else "B64"
+    return {3: "B96", 4: "B128", 8: "B256", 16: "B512"}.get(dwords, "B%d" % (32 * dwords))
+
+
+def signature(fam, name, ops):
+    """[dst, src0, src1, src2] types and the flags of one row."""
+    tys = [t for t in name.split("_")[1:] if t in TYPES]
+    packed = name.startswith("v_pk_") or name.startswith("v_dot") or name.startswith("v_wmma")
+    dst_t = tys[0] if tys else "b32"
+    src_t = tys[1] if len(tys) > 1 else dst_t
+    if "cmp" in name or name.startswith("v_dual_cmp"):
+        src_t = dst_t
+    widths = [0, 0, 0, 0]
+    flags = []
+    roles = ROLES.get(fam)
+    if fam == "flat":
+        # vdst (v5) if the instruction returns data, the address (a register or `off`), then
+        # the data (v2 both).
+        toks = list(ops)
+        if toks and width(toks[0])[1] == "v5":
+            widths[0] = width(toks.pop(0))[0]
+        if len(toks) > 1 and width(toks[1])[0]:
+            widths[2] = width(toks[1])[0]
+    elif roles is None:
+        # scalar-immediate, memory and buffer families: the first register is the data slot.
+        for tok in ops:
+            w, reg = width(tok)
+            if w:
+                widths[0] = w
+                break
+    else:
+        for tok in ops:
+            w, reg = width(tok)
+            if re.search(r"^v\d+\.[lh]$", tok):
+                flags.append("TRUE16")
+            if tok == "vcc_lo":
+                flags.append("VCC")
+            elif tok == "null" or (fam == "vop3" and tok == "s0"):
+                flags.append("SDST")
+            elif tok.startswith("0x41200000"):
+                flags.append("K")
+            elif w and reg in roles:
+                slot = roles[reg]
+                if widths[slot]:
+                    continue
+                widths[slot] = w
+                if slot == 0 and reg[0] == "s" and fam.startswith("v"):
+                    flags.append("SGPR_DST")
+    dst_packed = packed and not name.startswith("v_dot")
+    types = [ty(widths[0], dst_t, dst_packed)] + [ty(w, src_t, packed) for w in widths[1:]]
+    return types, flags
+
+
+def ident(name):
+    return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
+
+
+ops = {}
+tables = {}
+for fam in FAMS:
+    rows = []
+    for key, text in sorted(load(fam).items()):
+        if fam in ("vopdx", "vopdy"):
+            text = text.split(" :: ")[0 if fam == "vopdx" else 1]
+        name, toks = split(text)
+        types, flags = signature(fam, base(name), toks)
+        if base(name) != name:
+            flags.append("SUFFIX")
+        name = base(name)
+        ops.setdefault(name, None)
+        rows.append((key, name, types, flags))
+    tables[fam] = rows
+
+os.makedirs(OUT, exist_ok=True)
+with open(os.path.join(OUT, "opcode.rs"), "w") as f:
+    f.write("//! Every GFX11 opcode llvm-mc-19 decodes for gfx1100, by mnemonic (`define_ops!` is in\n"
+            "//! `isa.rs`).\n//!\n//! Generated by `gfx11/tablegen/emit.py` from a sweep of every opcode value of every\n"
+            "//! encoding through `llvm-mc-19 --disassemble`. Regenerate rather than edit by hand.\n\n"
+            "define_ops! {\n")
+    for name in sorted(ops):
+        f.write("    %s = \"%s\";\n" % (ident(name), name))
+    f.write("}\n")
+with open(os.path.join(OUT, "tables.rs"), "w") as f:
+    f.write("//! Opcode numbers of every GFX11 encoding for gfx1100, with operand types: dst, src0,\n"
+            "//! src1, src2.\n//!\n//! Generated by `gfx11/tablegen/emit.py` from the same `llvm-mc-19 --disassemble` sweep as\n"
+            "//! `opcode.rs`. FLAT opcodes are keyed by `segment * 1000 + opcode` (segment 0 flat,\n"
+            "//! 1 scratch, 2 global). VOP3 lists every opcode LLVM accepts there, VOPC, VOP2 and VOP1\n"
+            "//! ones promoted to it included. Regenerate rather than edit by hand.\n\n"
+            "use super::isa::{Op, Row, RowFlags};\nuse crate::gpu::shader::isa::Ty::{%s};\n\n"
+            % ", ".join(sorted({t for rows in tables.values() for _, _, types, _ in rows for t in types})))
+    for fam in FAMS:
+        f.write("/// %s opcodes.\npub(crate) const %s: &[Row] = &[\n" % (fam.upper(), fam.upper()))
+        for key, name, types, flags in tables[fam]:
+            fl = "RowFlags::NONE"
+            for x in sorted(set(flags), key=flags.index):
+                fl = "RowFlags::" + x if fl == "RowFlags::NONE" else fl + ".with(RowFlags::%s)" % x
+            f.write("    Row::new(%d, Op::%s, [%s], %s),\n" % (key, ident(name), ", ".join(types), fl))
+        f.write("];\n\n")

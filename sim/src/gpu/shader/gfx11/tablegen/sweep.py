@@ -1,0 +1,167 @@
+"""Sweep every opcode value of one GFX11 encoding through `llvm-mc --disassemble` for gfx1100
+and print `opcode<TAB>text` (text `-` where LLVM rejects every operand variant tried).
+
+usage: sweep.py <family> <llvm-mc>
+
+Each opcode is tried with a base operand pattern first, then with simpler variants (no
+literal, null/off operands, zero fields) until LLVM accepts one: the text only names the
+mnemonic and the operand widths that emit.py reads, so any accepted variant serves.
+"""
+import re, subprocess, sys
+
+FAM, MC = sys.argv[1], sys.argv[2]
+
+
+MARK = (0x17f << 23) | 0x1234   # s_nop 0x1234 between candidates
+
+
+def hexline(ws):
+    return " ".join("0x%02x" % ((w >> (8 * i)) & 0xff) for w in ws for i in range(4))
+
+
+def dis_batch(candidates):
+    """Disassemble each candidate (a list of dwords) in one llvm-mc run: candidate i sits on
+    line 2i+1, a marker s_nop on line 2i+2. A candidate is accepted when llvm-mc warns about
+    none of its line and prints exactly one instruction before its marker."""
+    inp = "\n".join(hexline(ws) + "\n" + hexline([MARK]) for ws in candidates) + "\n"
+    r = subprocess.run([MC, "-arch=amdgcn", "-mcpu=gfx1100", "--disassemble"],
+                       input=inp, capture_output=True, text=True)
+    bad = set()
+    for m in re.finditer(r"^<stdin>:(\d+):\d+: warning", r.stderr, re.M):
+        bad.add((int(m.group(1)) - 1) // 2)
+    texts, cur = [], []
+    for line in r.stdout.splitlines():
+        line = line.strip()
+        if not line or line.startswith(".text"):
+            continue
+        if line == "s_nop 0x1234":
+            texts.append(cur)
+            cur = []
+        else:
+            cur.append(line)
+    if len(texts) != len(candidates) and len(candidates) > 1:
+        # A candidate swallowed its marker (it needed more dwords than it had): go one by one.
+        return [dis_batch([ws])[0] for ws in candidates]
+    out = []
+    for i in range(len(candidates)):
+        t = texts[i] if i < len(texts) else []
+        out.append(t[0] if i not in bad and len(t) == 1 else None)
+    return out
+
+
+VSRC = (0x103 << 18) | (0x102 << 9) | 0x101   # v3, v2, v1 in a VOP3 second dword
+cases = []
+if FAM == "sop2":
+    for op in range(0x60):  # 0x60 and above are the SOPK, SOP1, SOPC and SOPP prefixes
+        w = (2 << 30) | (op << 23) | (4 << 16) | (2 << 8) | 6
+        cases.append((op, [[w], [(2 << 30) | (op << 23) | (4 << 16) | (6 << 8) | 2]]))
+elif FAM == "sopk":
+    for op in range(32):
+        w = (0xb << 28) | (op << 23) | (5 << 16) | 0x10
+        cases.append((op, [[w], [w, 0x12345678], [w & ~0x7f0000], [w & ~0xffff]]))
+elif FAM == "sop1":
+    for op in range(256):
+        w = (0x17d << 23) | (4 << 16) | (op << 8) | 2
+        cases.append((op, [[w], [w & ~(0x7f << 16)], [w & ~0x7f], [(w & ~0xff) | 0x7c],
+                           [(w & ~(0x7f << 16)) | (0x7c << 16)]]))
+elif FAM == "sopc":
+    for op in range(128):
+        cases.append((op, [[(0x17e << 23) | (op << 16) | (4 << 8) | 2]]))
+elif FAM == "sopp":
+    for op in range(128):
+        w = (0x17f << 23) | (op << 16)
+        cases.append((op, [[w | 3], [w]]))
+elif FAM == "smem":
+    for op in range(256):
+        w = (0x3d << 26) | (op << 18) | (4 << 6) | 1
+        cases.append((op, [[w, (0x7c << 25) | 0x10], [w & ~0x3f, (0x7c << 25)],
+                           [w & ~(0x7f << 6), (0x7c << 25) | 0x10],
+                           [(0x3d << 26) | (op << 18), (0x7c << 25)]]))
+elif FAM == "vop1":
+    for op in range(256):
+        w = (0x3f << 25) | (4 << 17) | (op << 9) | 0x102
+        cases.append((op, [[w], [w & ~(0xff << 17)], [(0x3f << 25) | (op << 9)],
+                           [(w & ~0x1ff) | 2]]))
+elif FAM == "vop2":
+    for op in range(62):  # 62 and 63 are the VOPC and VOP1 prefixes
+        w = (op << 25) | (4 << 17) | (2 << 9) | 0x101
+        cases.append((op, [[w], [w, 0x41200000]]))
+elif FAM == "vopc":
+    for op in range(256):
+        cases.append((op, [[(0x3e << 25) | (op << 17) | (2 << 9) | 0x101]]))
+elif FAM == "vop3":
+    for op in range(1024):
+        w = (0x35 << 26) | (op << 16) | 4
+        cases.append((op, [[w, VSRC], [w, VSRC & ~(0x1ff << 18)], [w, 0x101],
+                           [w | (0x7c << 8), VSRC], [w | (0x7c << 8), VSRC & ~(0x1ff << 18)],
+                           [w & ~0xff, VSRC], [w, (0x7c << 18) | (0x7c << 9) | 0x7c],
+                           [w, 0]]))
+elif FAM == "vop3p":
+    for op in range(128):
+        w = (0xcc << 24) | (op << 16) | (1 << 14) | 4
+        cases.append((op, [[w, (3 << 27) | VSRC], [w, (3 << 27) | (VSRC & ~(0x1ff << 18))],
+                           [w & ~(1 << 14), VSRC], [w & ~(1 << 14), 0x101]]))
+elif FAM == "vopdx":
+    # X varies, Y is v_dual_add_f32 (opcode 4): vdstX v4, vdstY v7.
+    for op in range(16):
+        w0 = (0x32 << 26) | (op << 22) | (4 << 17) | (2 << 9) | 0x101
+        w1 = (4 << 24) | (3 << 17) | (5 << 9) | 0x106
+        cases.append((op, [[w0, w1], [w0, w1, 0x41200000], [w0 & ~(0xff << 9), w1],
+                           [w0, w1 & ~(0xff << 9)]]))
+elif FAM == "vopdy":
+    for op in range(32):
+        w0 = (0x32 << 26) | (4 << 22) | (op << 17) | (2 << 9) | 0x101
+        w1 = (4 << 24) | (3 << 17) | (5 << 9) | 0x106
+        cases.append((op, [[w0, w1], [w0, w1, 0x41200000], [w0 & ~(0xff << 9), w1],
+                           [w0, w1 & ~(0xff << 9)]]))
+elif FAM == "vinterp":
+    for op in range(128):
+        cases.append((op, [[(0xcd << 24) | (op << 16) | 1, (0x104 << 18) | (0x103 << 9) | 0x102]]))
+elif FAM == "ds":
+    for op in range(256):
+        w = (0x36 << 26) | (op << 18)
+        variants = []
+        for m in range(8):
+            w1 = (5 << 24) | (3 << 16) | (2 << 8) | 1
+            for bit, sh in zip((1, 2, 4), (24, 16, 8)):
+                if m & bit:
+                    w1 &= ~(0xff << sh)
+            variants.append([w, w1])
+        variants.append([w, 0])
+        cases.append((op, variants))
+elif FAM == "flat":
+    for seg in range(3):
+        for op in range(128):
+            w = (0x37 << 26) | (op << 18) | (seg << 16)
+            variants = []
+            for m in range(8):
+                w1 = (5 << 24) | (0x7c << 16) | (2 << 8) | 2
+                for bit, sh in zip((1, 2, 4), (24, 16, 8)):
+                    if m & bit:
+                        w1 &= ~(0xff << sh)
+                        if sh == 16:
+                            w1 |= 0x7c << 16
+                variants.append([w, w1])
+            cases.append((seg * 1000 + op, variants))
+elif FAM in ("mubuf", "mtbuf"):
+    for op in range(256 if FAM == "mubuf" else 16):
+        w = (0x38 << 26) | (op << 18) if FAM == "mubuf" else (0x3a << 26) | (22 << 19) | (op << 15)
+        w1 = (0x80 << 24) | (1 << 22) | (1 << 16) | (2 << 8) | 1
+        cases.append((op, [[w, w1], [w, w1 & ~(1 << 22)], [w, w1 & ~(0xff << 8)],
+                           [w, (w1 & ~(1 << 22)) & ~(0xff << 8)]]))
+else:
+    sys.exit("sweep.py: unknown family " + FAM)
+
+result = {op: None for op, _ in cases}
+pending = list(cases)
+while pending:
+    texts = dis_batch([variants[0] for _, variants in pending])
+    nxt = []
+    for (op, variants), t in zip(pending, texts):
+        if t:
+            result[op] = t
+        elif len(variants) > 1:
+            nxt.append((op, variants[1:]))
+    pending = nxt
+for op, _ in cases:
+    print("%d\t%s" % (op, result[op] or "-"))

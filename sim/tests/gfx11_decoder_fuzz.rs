@@ -1,0 +1,68 @@
+//! The GFX11 decoder on random words: for every encoding prefix, random instructions whose
+//! reading by llvm-mc-19 (length and text, or rejection of the first dword) was recorded by
+//! `gfx11/tablegen/fuzz.py` in `shader_data/gfx11_fuzz.txt` (regenerate.sh --check keeps it
+//! current). Ours must accept exactly what LLVM accepts, with the same length and text, except
+//! the encodings listed in `gfx11_fuzz.txt.known-differences` (not yet matched: reserved
+//! fields LLVM rejects, LLVM's `/*Invalid immediate*/` notes, unnamed hardware registers and
+//! messages, ...). The list must be exact: a fixed difference must leave it too.
+
+use amdgpu_sim::shader::gfx11::decode::decode;
+use amdgpu_sim::shader::gfx11::disasm::disassemble;
+
+const GOLDEN: &str = include_str!("shader_data/gfx11_fuzz.txt");
+const KNOWN: &str = include_str!("shader_data/gfx11_fuzz.txt.known-differences");
+
+#[test]
+fn gfx11_decoder_agrees_with_llvm_mc_on_random_encodings() {
+    let mut failures = Vec::new();
+    let (mut accepted, mut rejected) = (0, 0);
+    for line in GOLDEN.lines() {
+        let mut fields = line.split('\t');
+        let words: Vec<u32> = fields
+            .next()
+            .expect("words")
+            .split(' ')
+            .map(|w| u32::from_str_radix(w, 16).expect("hex word"))
+            .collect();
+        let ours = decode(&words).map(|inst| (usize::from(inst.dwords), disassemble(&inst)));
+        match (fields.next(), fields.next()) {
+            (Some("-"), None) => {
+                rejected += 1;
+                if let Ok((_, text)) = ours {
+                    failures.push(format!("{line}\n   ours: {text}"));
+                }
+            }
+            (Some(len), Some(text)) => {
+                accepted += 1;
+                let len: usize = len.parse().expect("length");
+                match ours {
+                    Ok((l, t)) if l == len && t == text => {}
+                    Ok((l, t)) => failures.push(format!("{line}\n   ours: {l}\t{t}")),
+                    Err(e) => failures.push(format!("{line}\n   ours: <{e}>")),
+                }
+            }
+            _ => panic!("malformed golden line {line:?}"),
+        }
+    }
+    assert!(
+        accepted > 500 && rejected > 500,
+        "{accepted} accepted, {rejected} rejected"
+    );
+    let known: Vec<&str> = KNOWN.lines().collect();
+    let fixed: Vec<&&str> = known
+        .iter()
+        .filter(|k| !failures.iter().any(|f| f.starts_with(**k)))
+        .collect();
+    assert!(
+        fixed.is_empty(),
+        "listed as known differences but now read as LLVM does: {fixed:?}"
+    );
+    failures.retain(|f| !known.iter().any(|k| f.starts_with(k)));
+    assert!(
+        failures.is_empty(),
+        "{} of {} random encodings read differently from llvm-mc-19:\n{}",
+        failures.len(),
+        accepted + rejected,
+        failures.join("\n")
+    );
+}
