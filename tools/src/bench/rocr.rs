@@ -85,6 +85,8 @@ pub fn measure(library: &str, iterations: usize) -> Outcome {
     Outcome::Measured(Measured {
         samples,
         detail: format!("{} on {detail}", loaded_library(library)),
+        // Taken while the library is still loaded (`hsa` is dropped after this).
+        loaded: runtime_files(),
     })
 }
 
@@ -373,6 +375,29 @@ fn loaded_library(library: &str) -> String {
                 .map(str::to_owned)
         })
         .unwrap_or_else(|| library.to_owned())
+}
+
+/// The HSA runtime files mapped in this process, from `/proc/self/maps`: every
+/// `libhsa-runtime64*` (ROCr, or the library measured in its place) and `libhsakmt*` (ROCr's
+/// thunk, which aqueduct's library never loads), each once, as the dynamic loader resolved
+/// them. Empty where the maps cannot be read.
+pub fn runtime_files() -> Vec<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut files: Vec<String> = Vec::new();
+    for path in maps
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+    {
+        let name = std::path::Path::new(path)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let runtime = name.starts_with("libhsa-runtime64") || name.starts_with("libhsakmt");
+        if runtime && !files.iter().any(|f| f == path) {
+            files.push(path.to_owned());
+        }
+    }
+    files
 }
 
 fn micros(duration: Duration) -> f64 {
