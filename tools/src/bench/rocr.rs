@@ -1,5 +1,6 @@
 //! ROCr's side of the comparison: the same paths as aqueduct's, through `libhsa-runtime64`
-//! loaded at run time. It runs in a child process of `aqueduct bench` (see `compare`), never
+//! loaded at run time; also the side of an HSA library measured in ROCr's place
+//! (`--rocr-library`), which takes the same calls. It runs in a child process of `aqueduct bench` (see `compare`), never
 //! beside aqueduct in one process: a real kernel keeps one KFD process per address space and
 //! lets a process acquire a GPU's VM only once, so two drivers cannot both bind.
 
@@ -51,7 +52,7 @@ pub fn measure(library: &str, iterations: usize) -> Outcome {
     let status = unsafe { (hsa.init)() };
     samples.init.push(micros(started.elapsed()));
     if let Err(why) = hsa.check("hsa_init", status) {
-        return Outcome::Unavailable(format!("ROCr has no GPU to see: {why}"));
+        return Outcome::Unavailable(format!("the runtime has no GPU to see: {why}"));
     }
     let result = measure_initialised(&hsa, iterations, &mut samples);
     step("hsa_shut_down");
@@ -181,7 +182,7 @@ fn first_gpu(hsa: &Hsa) -> Result<(Handle, String), String> {
     if status != hsa::STATUS_INFO_BREAK {
         hsa.check("hsa_iterate_agents", status)?;
     }
-    let gpu = search.found.ok_or("ROCr found no GPU agent")?;
+    let gpu = search.found.ok_or("the runtime found no GPU agent")?;
     let mut name = [0u8; 64];
     // SAFETY: `HSA_AGENT_INFO_NAME` writes a `char[64]`; `name` is 64 bytes.
     hsa.check("hsa_agent_get_info(NAME)", unsafe {
@@ -345,7 +346,7 @@ fn dispatch(
         }
         if started.elapsed() > DISPATCH_DEADLINE {
             return Err(format!(
-                "ROCr's dispatch of the empty kernel did not complete within {DISPATCH_DEADLINE:?}"
+                "the dispatch of the empty kernel did not complete within {DISPATCH_DEADLINE:?}"
             ));
         }
         if wait == Wait::Spin {
