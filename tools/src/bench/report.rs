@@ -82,12 +82,13 @@ impl Run<'_> {
             None => machine,
         };
         let rocr = self.comparison.map_or_else(String::new, |c| {
+            use std::fmt::Write as _;
             let mut flags = " --rocr".to_owned();
             if c.rocr_library != compare::ROCR_LIBRARY {
-                flags.push_str(&format!(" --rocr-from {}", c.rocr_library));
+                let _ = write!(flags, " --rocr-from {}", c.rocr_library);
             }
             if let Some(library) = &c.library {
-                flags.push_str(&format!(" --rocr-library {}", library.asked));
+                let _ = write!(flags, " --rocr-library {}", library.asked);
             }
             flags
         });
