@@ -107,7 +107,12 @@ const ROUND_NEAR: u32 = 2;
     clippy::match_same_arms,
     reason = "one attribute per arm, as the header lists them"
 )]
-pub fn agent_info(machine: &Machine, agent: &Agent, attribute: u32) -> Result<Value> {
+pub fn agent_info(
+    machine: &Machine,
+    agent: &Agent,
+    attribute: u32,
+    device: &aqueduct::Device,
+) -> Result<Value> {
     use attr as a;
     let gpu = agent.kind == AgentKind::Gpu;
     let gpu_only = |value: Value| {
@@ -149,7 +154,7 @@ pub fn agent_info(machine: &Machine, agent: &Agent, attribute: u32) -> Result<Va
         a::QUEUE_TYPE => Value::U32(0),
         a::NODE => Value::U32(agent.node),
         a::DEVICE => Value::U32(u32::from(gpu)),
-        a::CACHE_SIZE => Value::u32s(&agent.cache_bytes),
+        a::CACHE_SIZE => Value::u32s(&agent.cache_bytes(device)),
         a::ISA => {
             let isa = agent
                 .isa
@@ -259,7 +264,7 @@ pub unsafe extern "C" fn hsa_agent_get_info(
         let agent = machine
             .agent(agent)
             .ok_or_else(|| Error::new(Status::INVALID_AGENT, "unknown agent"))?;
-        let v = agent_info(machine, agent, attribute)?;
+        let v = agent_info(machine, agent, attribute, &runtime.device)?;
         // SAFETY: the caller's contract.
         unsafe { answer(&v, value) }
     })

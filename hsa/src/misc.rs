@@ -35,7 +35,7 @@ pub unsafe extern "C" fn hsa_agent_iterate_caches(
         let index = index_of(agent)
             .filter(|&i| i < runtime.machine.agents.len())
             .ok_or_else(|| Error::new(Status::INVALID_AGENT, "unknown agent"))?;
-        let sizes = runtime.machine.agents[index].cache_bytes;
+        let sizes = runtime.machine.agents[index].cache_bytes(&runtime.device);
         let handles: Vec<u64> = (1..=4)
             .filter(|&level| sizes[level - 1] != 0)
             .map(|level| cache_handle(index, level))
@@ -66,7 +66,11 @@ pub unsafe extern "C" fn hsa_cache_get_info(
             .machine
             .agents
             .get(agent)
-            .and_then(|a| (1..=4).contains(&level).then(|| a.cache_bytes[level - 1]))
+            .and_then(|a| {
+                (1..=4)
+                    .contains(&level)
+                    .then(|| a.cache_bytes(&runtime.device)[level - 1])
+            })
             .filter(|&s| s != 0)
             .ok_or_else(|| Error::new(Status::INVALID_CACHE, "unknown cache"))?;
         let name = format!("L{level}");

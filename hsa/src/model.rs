@@ -2,7 +2,9 @@
 //! agents (CPUs, then GPUs, in topology node order, as ROCr lists them), their memory pools
 //! (which are also the regions) and the GPUs' ISAs. Handles are indices into these tables.
 
-use aqueduct::kfd::topology::{Node, Topology};
+use std::sync::OnceLock;
+
+use aqueduct::kfd::topology::{Cache, Node, Topology};
 use aqueduct::{Device, GpuAgent, MemoryLocation};
 
 use crate::error::Result;
@@ -29,8 +31,8 @@ pub struct Agent {
     pub product_name: String,
     /// `HSA_AMD_AGENT_INFO_UUID`.
     pub uuid: String,
-    /// Cache sizes in bytes by level (L1..L4).
-    pub cache_bytes: [u32; 4],
+    /// Cache sizes in bytes by level (L1..L4), read at the first ask ([`Agent::cache_bytes`]).
+    pub caches: OnceLock<[u32; 4]>,
     /// PCI device id.
     pub chip_id: u32,
     /// Highest clock in MHz.
@@ -164,7 +166,7 @@ impl Machine {
                 product_name: model,
                 // ROCr's CPU agents have no unique id: "CPU-XX".
                 uuid: "CPU-XX".to_owned(),
-                cache_bytes: cache_bytes(node),
+                caches: OnceLock::new(),
                 chip_id: 0,
                 max_clock_mhz: cpu.max_clock_mhz,
                 bdfid: 0,
@@ -260,7 +262,7 @@ impl Machine {
                 .marketing_name
                 .map_or_else(|| gpu.name.clone().unwrap_or_default(), str::to_owned),
             uuid: format!("GPU-{:016x}", props.unique_id),
-            cache_bytes: cache_bytes(node),
+            caches: OnceLock::new(),
             chip_id: gpu.device_id,
             max_clock_mhz: gpu.max_clock_mhz,
             bdfid: props.location_id,
@@ -327,13 +329,35 @@ fn watch_points(capability: u32) -> u32 {
     1 << ((capability & 0xf00) >> 8)
 }
 
-/// Cache sizes by level from the node's caches (the first cache of each level, in bytes).
+impl Agent {
+    /// Cache sizes in bytes by level (L1..L4), read from the node's topology caches at the
+    /// first ask. Not at `hsa_init`: a GPU lists about 150 caches, and reading them was most
+    /// of `hsa_init`'s time (`aqueduct bench --rocr --rocr-library`); few programs ask. A read
+    /// that fails gives no sizes (and is tried again at the next ask).
+    pub fn cache_bytes(&self, device: &Device) -> [u32; 4] {
+        if let Some(sizes) = self.caches.get() {
+            return *sizes;
+        }
+        let caches = device.kfd().map_err(|e| e.to_string()).and_then(|kfd| {
+            Topology::read_caches(kfd.sys().as_ref(), self.node).map_err(|e| e.to_string())
+        });
+        match caches {
+            Ok(caches) => *self.caches.get_or_init(|| cache_bytes(&caches)),
+            Err(error) => {
+                tracing::warn!(node = self.node, %error, "cannot read the node's caches");
+                [0; 4]
+            }
+        }
+    }
+}
+
+/// Cache sizes by level from a node's caches (the first cache of each level, in bytes).
 /// The kernel lists a CPU node's caches only on some systems; ROCr's libhsakmt reads the
 /// host's `/sys/devices/system/cpu` instead, which aqueduct does not (it reads what the
 /// driver's topology says), so a CPU agent may show none.
-fn cache_bytes(node: &Node) -> [u32; 4] {
+fn cache_bytes(caches: &[Cache]) -> [u32; 4] {
     let mut sizes = [0u32; 4];
-    for cache in &node.caches {
+    for cache in caches {
         let level = cache.properties.level as usize;
         if (1..=4).contains(&level) && sizes[level - 1] == 0 {
             sizes[level - 1] = cache.properties.size.saturating_mul(1024);

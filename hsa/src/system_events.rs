@@ -10,8 +10,7 @@
 //! keeps them).
 
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 use unload_safe_thread::UnloadSafeThread;
 
@@ -39,8 +38,35 @@ pub struct Event {
     pub fault_reason_mask: u32,
 }
 
-/// How often the monitor looks at the stop flag while no fault comes.
-const MONITOR_SLICE: Duration = Duration::from_millis(20);
+/// How often the monitor looks for a new fault. Between looks it sleeps on [`Stop`], so that
+/// `hsa_shut_down` wakes it at once: joining a monitor that slept out its poll made every shut
+/// down after a queue wait up to this long (`aqueduct bench --rocr --rocr-library`).
+const MONITOR_POLL: Duration = Duration::from_millis(10);
+
+/// The monitor's stop request, and the condition variable that wakes it for one.
+#[derive(Debug, Default)]
+struct Stop {
+    stopped: Mutex<bool>,
+    wake: Condvar,
+}
+
+impl Stop {
+    /// Ask the monitor to stop, waking it.
+    fn request(&self) {
+        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        self.wake.notify_all();
+    }
+
+    /// Sleep for up to `poll`; whether a stop was asked.
+    fn wait(&self, poll: Duration) -> bool {
+        let stopped = self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
+        let (stopped, _) = self
+            .wake
+            .wait_timeout_while(stopped, poll, |stopped| !*stopped)
+            .unwrap_or_else(PoisonError::into_inner);
+        *stopped
+    }
+}
 
 /// Handlers and the monitor thread of a runtime.
 #[derive(Debug, Default)]
@@ -52,7 +78,7 @@ pub struct SystemEvents {
             usize,
         )>,
     >,
-    monitor: Mutex<Option<(UnloadSafeThread, Arc<AtomicBool>)>>,
+    monitor: Mutex<Option<(UnloadSafeThread, Arc<Stop>)>>,
 }
 
 /// A queue's error callback: (callback, data, hsa_queue_t address, GPU).
@@ -70,7 +96,7 @@ impl SystemEvents {
         if monitor.is_some() {
             return;
         }
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(Stop::default());
         let (device, machine, flag) = (device.clone(), machine.clone(), Arc::clone(&stop));
         // A pthread, not std's spawn: std leaves a thread-local destructor on the calling
         // (program) thread, which keeps this library mapped after dlclose.
@@ -89,18 +115,20 @@ impl SystemEvents {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()?;
-        stop.store(true, Ordering::Release);
+        stop.request();
         Some(thread)
     }
 }
 
-/// The monitor: deliver each new fault, and each queue's error (`queue_errors`), until stopped
-/// or the device closes.
-fn watch(device: &Device, machine: &Machine, stop: &AtomicBool) {
+/// The monitor: deliver each new fault, serve the CP's scratch requests (`scratch_requests`)
+/// and hand each queue's error to its callback (`queue_errors`), until stopped or the device
+/// closes. Each look takes no time (a zero timeout); the sleep between looks is
+/// [`Stop::wait`], which a stop ends.
+fn watch(device: &Device, machine: &Machine, stop: &Stop) {
     let mut seen = 0;
     let mut reported = crate::queue_errors::Reported::default();
-    while !stop.load(Ordering::Acquire) {
-        let Ok(faults) = device.memory_faults_since(seen, MONITOR_SLICE) else {
+    loop {
+        let Ok(faults) = device.memory_faults_since(seen, Duration::ZERO) else {
             return;
         };
         seen += faults.len();
@@ -112,6 +140,9 @@ fn watch(device: &Device, machine: &Machine, stop: &AtomicBool) {
             Err(_) => std::collections::HashSet::default(),
         };
         reported.poll(&scratch_failed);
+        if stop.wait(MONITOR_POLL) {
+            return;
+        }
     }
 }
 

@@ -65,7 +65,8 @@ impl Gpu {
         self.gpu_id
     }
 
-    /// Its topology node (properties, memory banks, caches, links).
+    /// Its topology node (properties, memory banks, links; caches on demand through
+    /// `Topology::read_caches`).
     pub fn node(&self) -> &Node {
         &self.node
     }

@@ -6,6 +6,12 @@
 //! numbering; a CPU node's `gpu_id` is 0. The walk is bracketed by two reads of
 //! `generation_id` and repeated if the topology changed meanwhile, as libhsakmt does.
 //!
+//! A node's caches are not part of the snapshot: they are read on demand
+//! ([`Topology::read_caches`]). A GPU lists one cache per compute unit and more (about 150 files
+//! for an MI210), most of the files of the topology; nothing in opening the driver needs them,
+//! and reading them made most of the cost of opening it (and of `hsa_init` over aqueduct). They
+//! describe fixed hardware, so a later read finds what the snapshot would have held.
+//!
 //! Unknown property names are kept and reported, never an error; text that is not `name value`
 //! lines is an error naming the file and line. Nothing here panics on sysfs input.
 
@@ -101,10 +107,8 @@ pub struct Node {
     pub name: Option<String>,
     /// The `properties` file.
     pub properties: NodeProperties,
-    /// `mem_banks/*`, by index.
+    /// `mem_banks/*`, by index. (`caches/*` are read on demand: [`Topology::read_caches`].)
     pub mem_banks: Vec<MemBank>,
-    /// `caches/*`, by index.
-    pub caches: Vec<Cache>,
     /// `io_links/*` then `p2p_links/*`, by index.
     pub io_links: Vec<IoLink>,
 }
@@ -174,6 +178,20 @@ impl Topology {
             path: generation_path,
             kind: TopologyErrorKind::Unstable(GENERATION_ATTEMPTS),
         })
+    }
+
+    /// The caches (`caches/*`, by index) of node `node` at the usual place.
+    pub fn read_caches(sys: &dyn Sys, node: u32) -> Result<Vec<Cache>, TopologyError> {
+        Self::read_caches_from(sys, Path::new(sysfs::TOPOLOGY_ROOT), node)
+    }
+
+    /// The caches of node `node` of the topology under `root`; none where the node lists none.
+    pub fn read_caches_from(
+        sys: &dyn Sys,
+        root: &Path,
+        node: u32,
+    ) -> Result<Vec<Cache>, TopologyError> {
+        read_caches(sys, &root.join(files::NODES).join(node.to_string()))
     }
 
     /// The GPU nodes, in node order.
@@ -302,6 +320,38 @@ fn read_node(sys: &dyn Sys, index: u32, dir: &Path) -> Result<Node, TopologyErro
         });
     }
 
+    let mut io_links = Vec::new();
+    for (directory, name) in [
+        (LinkDirectory::Io, files::IO_LINKS),
+        (LinkDirectory::PeerToPeer, files::P2P_LINKS),
+    ] {
+        let links_dir = dir.join(name);
+        for link in numbered_entries(sys, &links_dir)? {
+            let properties = read_typed(
+                sys,
+                &links_dir.join(link.to_string()).join(files::PROPERTIES),
+                IoLinkProperties::from_text,
+            )?;
+            io_links.push(IoLink {
+                directory,
+                index: link,
+                properties,
+            });
+        }
+    }
+
+    Ok(Node {
+        index,
+        kind,
+        name,
+        properties,
+        mem_banks,
+        io_links,
+    })
+}
+
+/// The caches of the node directory `dir`.
+fn read_caches(sys: &dyn Sys, dir: &Path) -> Result<Vec<Cache>, TopologyError> {
     let caches_dir = dir.join(files::CACHES);
     let mut caches = Vec::new();
     for cache in numbered_entries(sys, &caches_dir)? {
@@ -331,34 +381,5 @@ fn read_node(sys: &dyn Sys, index: u32, dir: &Path) -> Result<Node, TopologyErro
             sibling_map,
         });
     }
-
-    let mut io_links = Vec::new();
-    for (directory, name) in [
-        (LinkDirectory::Io, files::IO_LINKS),
-        (LinkDirectory::PeerToPeer, files::P2P_LINKS),
-    ] {
-        let links_dir = dir.join(name);
-        for link in numbered_entries(sys, &links_dir)? {
-            let properties = read_typed(
-                sys,
-                &links_dir.join(link.to_string()).join(files::PROPERTIES),
-                IoLinkProperties::from_text,
-            )?;
-            io_links.push(IoLink {
-                directory,
-                index: link,
-                properties,
-            });
-        }
-    }
-
-    Ok(Node {
-        index,
-        kind,
-        name,
-        properties,
-        mem_banks,
-        caches,
-        io_links,
-    })
+    Ok(caches)
 }

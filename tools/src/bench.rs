@@ -9,6 +9,7 @@ mod copies;
 mod figures;
 mod floor;
 mod host;
+mod loaded;
 mod report;
 mod rocr;
 mod watch;
@@ -19,7 +20,7 @@ use aqueduct::{
     Arg, Condition, Device, Geometry, LoadOptions, MemoryLocation, MemoryOrder, QueueOptions,
 };
 
-pub use compare::{ROCR_LIBRARY, Runtime, child};
+pub use compare::{Against, ROCR_LIBRARY, Runtime, child};
 pub use report::Format;
 use report::{Figure, Run};
 
@@ -76,10 +77,10 @@ fn empty_kernel(processor: &str) -> Result<&'static [u8], String> {
         .ok_or_else(|| format!("no built-in empty kernel for {processor} (gfx90a, gfx942)"))
 }
 
-/// Measure every path `iterations` times (at least 10) and print the figures; with
-/// `rocr_library`, also aqueduct's and ROCr's figures for the same paths, side by side (see
-/// `compare`).
-pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Result<(), Error> {
+/// Measure every path `iterations` times (at least 10) and print the figures; with `against`,
+/// also aqueduct's and ROCr's figures for the same paths, side by side, and an HSA library's
+/// on ROCr's paths if it names one (see `compare`).
+pub fn run(iterations: usize, format: Format, against: Option<Against<'_>>) -> Result<(), Error> {
     let iterations = iterations.max(10);
     let device = Device::open()?;
     let gpu = device.gpus()?[0].clone();
@@ -414,8 +415,8 @@ pub fn run(iterations: usize, format: Format, rocr_library: Option<&str>) -> Res
     let description = device.description().to_owned();
     let simulated = device.is_simulated();
     drop((signal, device));
-    let comparison = rocr_library
-        .map(|library| compare::run(iterations, library))
+    let comparison = against
+        .map(|against| compare::run(iterations, against.rocr, against.library))
         .transpose()?;
     let host = host::Host::current();
     report::print(

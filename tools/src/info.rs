@@ -5,7 +5,7 @@ use std::sync::Arc;
 use aqueduct::backend;
 use aqueduct::kfd::sys::Backend;
 use aqueduct::kfd::topology::{
-    HeapType, LinkDirectory, LinkType, Node, NodeKind, Processor, TargetId, Topology,
+    Cache, HeapType, LinkDirectory, LinkType, Node, NodeKind, Processor, TargetId, Topology,
 };
 use aqueduct::kfd::{ProcessBinding, Sys};
 
@@ -30,7 +30,7 @@ pub fn run_json() -> Result<(), Error> {
                 "memory_bytes": cpu.memory_bytes,
             });
             if let Some(node) = node(cpu.node) {
-                add_topology(&mut value, node);
+                add_topology(&mut value, node, kfd.sys().as_ref());
             }
             value
         })
@@ -70,7 +70,7 @@ pub fn run_json() -> Result<(), Error> {
                 },
             });
             if let Some(node) = node(gpu.node) {
-                add_topology(&mut value, node);
+                add_topology(&mut value, node, kfd.sys().as_ref());
             }
             value
         })
@@ -88,8 +88,9 @@ pub fn run_json() -> Result<(), Error> {
     Ok(())
 }
 
-/// Memory banks, caches and links of a topology node.
-fn add_topology(value: &mut serde_json::Value, node: &Node) {
+/// Memory banks, caches (read from `sys` now: they are not in the snapshot) and links of a
+/// topology node.
+fn add_topology(value: &mut serde_json::Value, node: &Node, sys: &dyn Sys) {
     value["memory_banks"] = node
         .mem_banks
         .iter()
@@ -101,8 +102,14 @@ fn add_topology(value: &mut serde_json::Value, node: &Node) {
             })
         })
         .collect();
-    value["caches"] = node
-        .caches
+    let caches = match Topology::read_caches(sys, node.index) {
+        Ok(caches) => caches,
+        Err(error) => {
+            value["caches_error"] = error.to_string().into();
+            Vec::new()
+        }
+    };
+    value["caches"] = caches
         .iter()
         .map(|cache| {
             serde_json::json!({
@@ -145,12 +152,12 @@ fn show(sys: &Arc<dyn Sys>) -> Result<(), Error> {
     let topology = Topology::read(sys.as_ref())?;
     println!("topology generation {}", topology.generation_id);
     for node in &topology.nodes {
-        print_node(node);
+        print_node(node, &Topology::read_caches(sys.as_ref(), node.index)?);
     }
     Ok(())
 }
 
-fn print_node(node: &Node) {
+fn print_node(node: &Node, caches: &[Cache]) {
     let props = &node.properties;
     match node.kind {
         NodeKind::Cpu => println!(
@@ -231,8 +238,8 @@ fn print_node(node: &Node) {
             link.index, link.properties.node_to, link.properties.weight
         );
     }
-    if !node.caches.is_empty() {
-        println!("  {} caches", node.caches.len());
+    if !caches.is_empty() {
+        println!("  {} caches", caches.len());
     }
     for (name, value) in &props.unknown {
         println!("  unknown property {name} = {value}");

@@ -65,10 +65,18 @@ enum Command {
         /// AQUEDUCT_BACKEND=hw sim/preload/run-under.sh target/release/aqueduct bench --rocr
         #[arg(long, verbatim_doc_comment)]
         rocr: bool,
-        /// The ROCr library to load with --rocr (a file name the dynamic loader searches, or
-        /// a path).
+        /// With --rocr, also measure this HSA library (aqueduct's libhsa-runtime64.so.1, or
+        /// the directory holding it, as scripts/hsa-runtime-dir prints) on ROCr's paths, in
+        /// fresh children of the same run, and print it beside ROCr with the ratio to ROCr and
+        /// issue 21's goals (init ≤ 0.5×, queue creation ≤ 0.1×, dispatch ≤ 1×, shutdown
+        /// ≤ 0.5×). Its children must map that file and no ROCr or libhsakmt, else its
+        /// column says what they mapped.
+        #[arg(long, requires = "rocr", verbatim_doc_comment)]
+        rocr_library: Option<String>,
+        /// The library ROCr itself is loaded from with --rocr (a file name the dynamic loader
+        /// searches, or a path).
         #[arg(long, requires = "rocr", default_value = bench::ROCR_LIBRARY)]
-        rocr_library: String,
+        rocr_from: String,
     },
     /// One runtime's side of `bench --rocr`, in a fresh process: prints its samples as JSON.
     #[command(hide = true)]
@@ -79,7 +87,7 @@ enum Command {
         /// Samples per path; 0 measures only the first init and its shutdown.
         #[arg(long)]
         iterations: usize,
-        /// The ROCr library.
+        /// The HSA library to load: ROCr's, or the library measured in its place.
         #[arg(long, default_value = bench::ROCR_LIBRARY)]
         rocr_library: String,
     },
@@ -117,6 +125,7 @@ fn main() -> ExitCode {
             markdown,
             rocr,
             rocr_library,
+            rocr_from,
         } => bench::run(
             iterations,
             match (json, markdown) {
@@ -124,7 +133,10 @@ fn main() -> ExitCode {
                 (_, true) => bench::Format::Markdown,
                 _ => bench::Format::Table,
             },
-            rocr.then_some(rocr_library.as_str()),
+            rocr.then(|| bench::Against {
+                rocr: &rocr_from,
+                library: rocr_library.as_deref(),
+            }),
         ),
         Command::BenchChild {
             runtime,

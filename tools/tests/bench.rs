@@ -210,13 +210,26 @@ fn rocr_not_installed_is_said_and_the_run_succeeds() {
         "10",
         "--json",
         "--rocr",
-        "--rocr-library",
+        "--rocr-from",
         missing,
+        "--rocr-library",
+        "/nonexistent",
     ]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         report["command"],
-        format!("aqueduct bench --iterations 10 --rocr --rocr-library {missing}")
+        format!(
+            "aqueduct bench --iterations 10 --rocr --rocr-from {missing} --rocr-library \
+             /nonexistent"
+        )
+    );
+    // A library that is not there is said in its column too.
+    let library = &report["comparison"]["library"];
+    assert_eq!(library["status"], "not_installed", "{report}");
+    assert!(library["file"].is_null(), "{report}");
+    assert!(
+        library["reason"].as_str().unwrap().contains("/nonexistent"),
+        "{report}"
     );
     let comparison = comparison_with_aqueduct_measured(&report);
     let rocr = &comparison["rocr"];
@@ -230,7 +243,7 @@ fn rocr_not_installed_is_said_and_the_run_succeeds() {
         assert!(path["rocr"].is_null(), "{path}");
     }
     // The table says it in ROCr's column, once per path.
-    let table = bench(&["--iterations", "10", "--rocr", "--rocr-library", missing]);
+    let table = bench(&["--iterations", "10", "--rocr", "--rocr-from", missing]);
     let text = String::from_utf8(table.stdout).unwrap();
     let rows = text
         .lines()
@@ -382,7 +395,7 @@ fn a_rocr_that_stalls_is_bounded_and_said() {
             "10",
             "--json",
             "--rocr",
-            "--rocr-library",
+            "--rocr-from",
             stub,
         ],
         &[("AQUEDUCT_BENCH_STALL_LIMIT", "1")],
@@ -408,4 +421,106 @@ fn a_rocr_that_stalls_is_bounded_and_said() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("; starting it again").count(), 2, "{stderr}");
+}
+
+/// A directory holding this build's HSA library (`aqueduct-hsa`) under ROCr's name, as
+/// `scripts/hsa-runtime-dir` makes it.
+fn hsa_library_dir() -> PathBuf {
+    let library = test_support::cargo_build::build_library(
+        env!("CARGO_MANIFEST_DIR"),
+        "aqueduct-hsa",
+        "libhsa_runtime64.so",
+    );
+    let dir = library
+        .parent()
+        .unwrap()
+        .join(format!("hsa-runtime-bench-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&library, dir.join("libhsa-runtime64.so.1")).unwrap();
+    dir
+}
+
+/// Issue 21's bench: `--rocr --rocr-library <dir>` measures aqueduct's HSA library on ROCr's
+/// paths beside ROCr in one run under the interposer. Both columns have figures for every path
+/// (positive and finite), each path the library's ratio to ROCr and its goal, and the library's
+/// children mapped the given file and no ROCr or libhsakmt. (No speed is asserted here: the
+/// goals are the benchmark's, the README's table shows them.)
+#[test]
+fn under_the_interposer_the_hsa_library_is_measured_beside_rocr() {
+    let interposer = build_interposer();
+    let dir = hsa_library_dir();
+    let out = process::run_with_deadline(
+        Command::new(env!("CARGO_BIN_EXE_aqueduct"))
+            .args(["bench", "--iterations", "10", "--json", "--rocr"])
+            .arg("--rocr-library")
+            .arg(&dir)
+            .env("LD_PRELOAD", &interposer)
+            .env("AQUEDUCT_BACKEND", "hw")
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("AQUEDUCT_SIM_MACHINE")
+            .env_remove("AMDGPU_SIM_CONFIG"),
+        BENCH_LIMIT,
+        "aqueduct bench --rocr --rocr-library under the interposer",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let comparison = comparison_with_aqueduct_measured(&report);
+    assert!(
+        report["command"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("--rocr --rocr-library {}", dir.display())),
+        "{report}"
+    );
+    let file = dir.join("libhsa-runtime64.so.1");
+    let library = &comparison["library"];
+    assert_eq!(library["status"], "measured", "{report}\n{stderr}");
+    assert_eq!(library["asked"], dir.to_str().unwrap(), "{report}");
+    assert_eq!(library["file"], file.to_str().unwrap(), "{report}");
+    assert_eq!(library["loaded"], serde_json::json!([file]), "{report}");
+    assert!(
+        library["detail"].as_str().unwrap().ends_with("on gfx90a"),
+        "{report}"
+    );
+    let rocr = &comparison["rocr"];
+    if rocr["status"] == "not_installed" {
+        return hardware::skip(
+            "bench --rocr --rocr-library under the interposer",
+            rocr["reason"].as_str().unwrap_or("ROCr not installed"),
+        );
+    }
+    assert_eq!(rocr["status"], "measured", "{report}\n{stderr}");
+    let processes = comparison["processes"].as_u64().unwrap();
+    let positive = |side: &serde_json::Value, path: &serde_json::Value| {
+        let median = side["median"].as_f64().unwrap_or(f64::NAN);
+        assert!(median.is_finite() && median > 0.0, "{path}");
+        let expected = if path["id"] == "init" { processes } else { 10 };
+        assert!(side["samples"].as_u64().unwrap() >= expected, "{path}");
+    };
+    let goals = [
+        ("init", Some(0.5)),
+        ("queue_create", Some(0.1)),
+        ("queue_destroy", None),
+        ("dispatch_spin", Some(1.0)),
+        ("dispatch_event_wait", Some(1.0)),
+        ("shutdown", Some(0.5)),
+        ("reinit", None),
+    ];
+    for (path, (id, goal)) in comparison["paths"].as_array().unwrap().iter().zip(goals) {
+        assert_eq!(path["id"], id, "{path}");
+        positive(&path["rocr"], path);
+        positive(&path["library"], path);
+        let versus = &path["library_vs_rocr"];
+        let ratio = versus["ratio"].as_f64().unwrap();
+        let expected =
+            path["library"]["median"].as_f64().unwrap() / path["rocr"]["median"].as_f64().unwrap();
+        assert!(
+            ratio.is_finite() && (ratio - expected).abs() <= 1e-9 * expected,
+            "{path}"
+        );
+        assert_eq!(versus["goal"].as_f64(), goal, "{path}");
+        assert_eq!(versus["met"].as_bool(), goal.map(|g| ratio <= g), "{path}");
+    }
 }

@@ -181,9 +181,15 @@ fn reads_cpu_and_gpu_nodes_with_everything_under_them() {
     assert_eq!(gpu.vram_bytes(), 68702699520);
     assert!(gpu.has_public_vram());
     assert_eq!(gpu.mem_banks[0].used_memory, Some(4096));
-    assert_eq!(gpu.caches[0].properties.size, 16);
-    assert_eq!(gpu.caches[0].sibling_map, vec![1, 0, 0, 0]);
-    assert!(gpu.caches[0].properties.unknown.is_empty());
+    let caches = Topology::read_caches(&machine(), gpu.index).unwrap();
+    assert_eq!(caches[0].properties.size, 16);
+    assert_eq!(caches[0].sibling_map, vec![1, 0, 0, 0]);
+    assert!(caches[0].properties.unknown.is_empty());
+    assert!(
+        Topology::read_caches(&machine(), cpu.index)
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(gpu.io_links[0].properties.max_bandwidth, 64000);
     assert_eq!(
         gpu.io_links[0].properties.recommended_sdma_engine_id_mask,

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use aqueduct::{Condition, Device, Geometry, LaunchOptions, MemoryOrder, QueueOptions};
 
 use super::figures::{Measured, Outcome, Samples};
-use super::{micros, rocr, watch};
+use super::{loaded, micros, rocr, watch};
 
 /// The library ROCr is loaded from unless `--rocr-library` says otherwise.
 pub const ROCR_LIBRARY: &str = "libhsa-runtime64.so.1";
@@ -30,6 +30,15 @@ const CHILD_DEADLINE: Duration = Duration::from_secs(600);
 const ROCR_ATTEMPTS: usize = 3;
 const WAIT: Option<Duration> = Some(Duration::from_secs(30));
 
+/// What `aqueduct bench --rocr` compares aqueduct with.
+#[derive(Debug, Clone, Copy)]
+pub struct Against<'a> {
+    /// The library ROCr is loaded from (`--rocr-from`).
+    pub rocr: &'a str,
+    /// An HSA library to measure on ROCr's paths beside it (`--rocr-library`).
+    pub library: Option<&'a str>,
+}
+
 /// Which runtime a child measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Runtime {
@@ -37,6 +46,9 @@ pub enum Runtime {
     Aqueduct,
     /// ROCr, through `libhsa-runtime64`.
     Rocr,
+    /// The HSA library given with `--rocr-library` (aqueduct's `libhsa-runtime64.so.1`), on
+    /// ROCr's paths, loaded from its file.
+    Library,
 }
 
 impl Runtime {
@@ -44,11 +56,22 @@ impl Runtime {
         match self {
             Self::Aqueduct => "aqueduct",
             Self::Rocr => "rocr",
+            Self::Library => "library",
         }
     }
 }
 
-/// Both runtimes' figures.
+/// The HSA library measured in ROCr's place (`--rocr-library`).
+pub struct LibrarySide {
+    /// As given: a `libhsa-runtime64.so.1` or the directory holding one.
+    pub asked: String,
+    /// The file it names, symbolic links resolved (as `/proc/self/maps` shows it), if it exists.
+    pub file: Option<String>,
+    /// Its figures, or why there are none.
+    pub outcome: Outcome,
+}
+
+/// Both runtimes' figures, and the HSA library's where one was given.
 pub struct Comparison {
     /// aqueduct's.
     pub aqueduct: Outcome,
@@ -56,73 +79,113 @@ pub struct Comparison {
     pub rocr: Outcome,
     /// The library ROCr was asked for.
     pub rocr_library: String,
+    /// The HSA library measured on ROCr's paths beside ROCr (`--rocr-library`).
+    pub library: Option<LibrarySide>,
     /// Fresh processes per runtime.
     pub processes: usize,
     /// Each time a ROCr child stopped making progress and was killed: where, and why if known.
     pub rocr_stalls: Vec<String>,
 }
 
-/// Measure both runtimes, each in [`PROCESSES`] fresh children of this process. Fails only if
-/// aqueduct's side fails; ROCr's problems are reported in its [`Outcome`]. A ROCr child that
-/// stalls is started again, up to [`ROCR_ATTEMPTS`] times, and each stall is reported.
-pub fn run(iterations: usize, rocr_library: &str) -> Result<Comparison, String> {
-    let mut sides = Vec::new();
+/// Measure aqueduct and ROCr (loaded as `rocr_library`) and, with `library`, that HSA library
+/// on ROCr's paths, each in [`PROCESSES`] fresh children of this process. Fails only if
+/// aqueduct's side fails; ROCr's and the library's problems are reported in their
+/// [`Outcome`]s. A ROCr child that stalls is started again, up to [`ROCR_ATTEMPTS`] times, and
+/// each stall is reported; a stall of the library's is reported, not retried (it is the
+/// library under test).
+pub fn run(
+    iterations: usize,
+    rocr_library: &str,
+    library: Option<&str>,
+) -> Result<Comparison, String> {
     let mut rocr_stalls = Vec::new();
-    for runtime in [Runtime::Aqueduct, Runtime::Rocr] {
-        super::progress(&format!(
-            "{} side of the comparison, {PROCESSES} fresh processes",
-            runtime.name()
-        ));
-        let mut merged: Option<Outcome> = None;
-        for process in 0..PROCESSES {
-            let work = if process == 0 { iterations } else { 0 };
-            let mut attempts = 0;
-            let outcome = loop {
-                attempts += 1;
-                match spawn_child(runtime, work, rocr_library) {
-                    Child::Reported(outcome) => break outcome,
-                    Child::Stalled(why) if runtime == Runtime::Rocr && attempts < ROCR_ATTEMPTS => {
-                        super::progress(&format!("{why}; starting it again"));
-                        rocr_stalls.push(why);
-                    }
-                    Child::Stalled(why) => {
-                        if runtime == Runtime::Rocr {
-                            rocr_stalls.push(why.clone());
-                        }
-                        break Outcome::Unavailable(format!(
-                            "{why} ({attempts} attempt{})",
-                            if attempts == 1 { "" } else { "s" }
-                        ));
-                    }
-                }
-            };
-            merged = Some(match (merged, outcome) {
-                (None, outcome) => outcome,
-                (Some(Outcome::Measured(mut all)), Outcome::Measured(more)) => {
-                    all.samples.extend(&more.samples);
-                    Outcome::Measured(all)
-                }
-                (Some(Outcome::Measured(_)), other) => other,
-                (Some(failed), _) => failed,
-            });
-            if !matches!(merged, Some(Outcome::Measured(_))) {
-                break;
-            }
-        }
-        sides.push(merged.unwrap_or_else(|| Outcome::Unavailable("not run".into())));
-    }
-    let rocr = sides.pop().unwrap_or_else(|| unreachable!());
-    let aqueduct = sides.pop().unwrap_or_else(|| unreachable!());
+    let aqueduct = measure_side(Runtime::Aqueduct, "", iterations, &mut rocr_stalls);
     if let Outcome::NotInstalled(why) | Outcome::Unavailable(why) = &aqueduct {
         return Err(format!("aqueduct's side of the comparison: {why}"));
+    }
+    let mut rocr = measure_side(Runtime::Rocr, rocr_library, iterations, &mut rocr_stalls);
+    let library = library.map(|asked| {
+        let (file, outcome) = match loaded::resolve(asked) {
+            Ok(file) => {
+                let outcome = measure_side(Runtime::Library, &file, iterations, &mut Vec::new());
+                (Some(file.clone()), loaded::check_library(outcome, &file))
+            }
+            Err(why) => (None, Outcome::NotInstalled(why)),
+        };
+        LibrarySide {
+            asked: asked.to_owned(),
+            file,
+            outcome,
+        }
+    });
+    if let Some(file) = library.as_ref().and_then(|l| l.file.as_deref()) {
+        rocr = loaded::check_rocr(rocr, file);
     }
     Ok(Comparison {
         aqueduct,
         rocr,
         rocr_library: rocr_library.to_owned(),
+        library,
         processes: PROCESSES,
         rocr_stalls,
     })
+}
+
+/// One runtime's figures from [`PROCESSES`] fresh children (the first measures every path,
+/// the others the cold init and its shutdown); ROCr's stalls are retried and pushed to
+/// `stalls`.
+fn measure_side(
+    runtime: Runtime,
+    library: &str,
+    iterations: usize,
+    stalls: &mut Vec<String>,
+) -> Outcome {
+    super::progress(&format!(
+        "{} side of the comparison, {PROCESSES} fresh processes",
+        runtime.name()
+    ));
+    let mut merged: Option<Outcome> = None;
+    for process in 0..PROCESSES {
+        let work = if process == 0 { iterations } else { 0 };
+        let mut attempts = 0;
+        let outcome = loop {
+            attempts += 1;
+            match spawn_child(runtime, work, library) {
+                Child::Reported(outcome) => break outcome,
+                Child::Stalled(why) if runtime == Runtime::Rocr && attempts < ROCR_ATTEMPTS => {
+                    super::progress(&format!("{why}; starting it again"));
+                    stalls.push(why);
+                }
+                Child::Stalled(why) => {
+                    if runtime == Runtime::Rocr {
+                        stalls.push(why.clone());
+                    }
+                    break Outcome::Unavailable(format!(
+                        "{why} ({attempts} attempt{})",
+                        if attempts == 1 { "" } else { "s" }
+                    ));
+                }
+            }
+        };
+        merged = Some(match (merged, outcome) {
+            (None, outcome) => outcome,
+            (Some(Outcome::Measured(mut all)), Outcome::Measured(more)) => {
+                all.samples.extend(&more.samples);
+                for file in more.loaded {
+                    if !all.loaded.contains(&file) {
+                        all.loaded.push(file);
+                    }
+                }
+                Outcome::Measured(all)
+            }
+            (Some(Outcome::Measured(_)), other) => other,
+            (Some(failed), _) => failed,
+        });
+        if !matches!(merged, Some(Outcome::Measured(_))) {
+            break;
+        }
+    }
+    merged.unwrap_or_else(|| Outcome::Unavailable("not run".into()))
 }
 
 /// How one child ended, for [`run`].
@@ -135,7 +198,7 @@ enum Child {
 
 /// Run `aqueduct bench-child` and read its report, bounded by [`watch`]: a child that says
 /// nothing for the stall limit, or runs past [`CHILD_DEADLINE`], is killed.
-fn spawn_child(runtime: Runtime, iterations: usize, rocr_library: &str) -> Child {
+fn spawn_child(runtime: Runtime, iterations: usize, library: &str) -> Child {
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => {
@@ -146,7 +209,7 @@ fn spawn_child(runtime: Runtime, iterations: usize, rocr_library: &str) -> Child
         .args(["bench-child", "--runtime", runtime.name(), "--iterations"])
         .arg(iterations.to_string())
         .arg("--rocr-library")
-        .arg(rocr_library)
+        .arg(library)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -228,7 +291,7 @@ pub fn child(runtime: Runtime, iterations: usize, rocr_library: &str) {
         Runtime::Aqueduct => {
             measure_aqueduct(iterations).unwrap_or_else(|e| Outcome::Unavailable(e.to_string()))
         }
-        Runtime::Rocr => rocr::measure(rocr_library, iterations),
+        Runtime::Rocr | Runtime::Library => rocr::measure(rocr_library, iterations),
     };
     println!("{}", outcome.to_json());
 }
@@ -300,5 +363,9 @@ fn measure_aqueduct(iterations: usize) -> Result<Outcome, super::Error> {
         device.shutdown()?;
         samples.shutdown.push(micros(started.elapsed()));
     }
-    Ok(Outcome::Measured(Measured { samples, detail }))
+    Ok(Outcome::Measured(Measured {
+        samples,
+        detail,
+        loaded: Vec::new(),
+    }))
 }

@@ -9,6 +9,9 @@ pub struct Path {
     pub name: &'static str,
     /// aqueduct's call and ROCr's.
     pub calls: &'static str,
+    /// Issue 21's goal for an HSA library measured beside ROCr (`--rocr-library`): its median
+    /// at most this many times ROCr's; `None`: reported only.
+    pub goal_vs_rocr: Option<f64>,
 }
 
 /// Every compared path, in report order.
@@ -17,36 +20,43 @@ pub const PATHS: [Path; 7] = [
         id: "init",
         name: "init, first in a fresh process",
         calls: "Device::open | hsa_init",
+        goal_vs_rocr: Some(0.5),
     },
     Path {
         id: "queue_create",
         name: "queue creation, 256 packets",
         calls: "Device::create_queue | hsa_queue_create",
+        goal_vs_rocr: Some(0.1),
     },
     Path {
         id: "queue_destroy",
         name: "queue destruction",
         calls: "drop(Queue) | hsa_queue_destroy",
+        goal_vs_rocr: None,
     },
     Path {
         id: "dispatch_spin",
         name: "dispatch → completion, empty kernel, host spinning",
         calls: "launch + Launch::is_complete | AQL packet + hsa_signal_load_scacquire",
+        goal_vs_rocr: Some(1.0),
     },
     Path {
         id: "dispatch_event_wait",
         name: "dispatch → completion, empty kernel, waiting on a signal",
         calls: "launch_with + Queue::wait | AQL packet + hsa_signal_wait_scacquire (blocked)",
+        goal_vs_rocr: Some(1.0),
     },
     Path {
         id: "shutdown",
         name: "shutdown",
         calls: "Device::shutdown | hsa_shut_down",
+        goal_vs_rocr: Some(0.5),
     },
     Path {
         id: "reinit",
         name: "reinit, after a shutdown in the same process",
         calls: "Device::open | hsa_init",
+        goal_vs_rocr: None,
     },
 ];
 
@@ -113,6 +123,9 @@ pub struct Measured {
     pub samples: Samples,
     /// What ran: the device, or ROCr's library file and GPU agent.
     pub detail: String,
+    /// The HSA runtime files (`libhsa-runtime64*`, `libhsakmt*`) mapped in the child at the
+    /// end of its run, from `/proc/self/maps` (empty for aqueduct's side).
+    pub loaded: Vec<String>,
 }
 
 /// What measuring one runtime gave.
@@ -144,7 +157,12 @@ impl Outcome {
                     .iter()
                     .map(|p| (p.id.to_owned(), m.samples.get(p.id).into()))
                     .collect();
-                serde_json::json!({"status": self.status(), "detail": m.detail, "samples": samples})
+                serde_json::json!({
+                    "status": self.status(),
+                    "detail": m.detail,
+                    "loaded": m.loaded,
+                    "samples": samples,
+                })
             }
             Self::NotInstalled(why) | Self::Unavailable(why) => {
                 serde_json::json!({"status": self.status(), "reason": why})
@@ -171,9 +189,20 @@ impl Outcome {
                         target.push(sample.as_f64().ok_or("a sample that is not a number")?);
                     }
                 }
+                // A report without the list (a child of an older build) has mapped nothing known.
+                let loaded = value["loaded"]
+                    .as_array()
+                    .map(|files| {
+                        files
+                            .iter()
+                            .filter_map(|f| f.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 Ok(Self::Measured(Measured {
                     samples,
                     detail: text("detail")?,
+                    loaded,
                 }))
             }
             Some("not_installed") => Ok(Self::NotInstalled(text("reason")?)),

@@ -1,7 +1,7 @@
 //! How `aqueduct bench` prints its figures: a table for people, JSON for scripts, or markdown
 //! rows for the README's figure table (each row with the command and the machine).
 
-use super::compare::{self, Comparison};
+use super::compare::{self, Comparison, LibrarySide};
 use super::figures::{self, Outcome};
 use super::host::Host;
 
@@ -82,11 +82,15 @@ impl Run<'_> {
             None => machine,
         };
         let rocr = self.comparison.map_or_else(String::new, |c| {
-            if c.rocr_library == compare::ROCR_LIBRARY {
-                " --rocr".to_owned()
-            } else {
-                format!(" --rocr --rocr-library {}", c.rocr_library)
+            use std::fmt::Write as _;
+            let mut flags = " --rocr".to_owned();
+            if c.rocr_library != compare::ROCR_LIBRARY {
+                let _ = write!(flags, " --rocr-from {}", c.rocr_library);
             }
+            if let Some(library) = &c.library {
+                let _ = write!(flags, " --rocr-library {}", library.asked);
+            }
+            flags
         });
         format!(
             "{machine}aqueduct bench --iterations {}{rocr}",
@@ -199,9 +203,15 @@ fn json(figures: &[Figure], run: &Run<'_>) -> serde_json::Value {
 
 /// How the comparison was made, for the table's and the markdown's heading.
 fn comparison_heading(comparison: &Comparison) -> String {
+    let library = if comparison.library.is_some() {
+        " and the HSA library given with --rocr-library on ROCr's paths (its goal: a median at \
+         most the stated multiple of ROCr's)"
+    } else {
+        ""
+    };
     format!(
-        "aqueduct vs ROCr, the same paths on the same device: each runtime in {} fresh child \
-         processes of this run (a kernel binds one KFD process per address space, so the two \
+        "aqueduct vs ROCr{library}, the same paths on the same device: each runtime in {} fresh \
+         child processes of this run (a kernel binds one KFD process per address space, so two \
          cannot share one); init has one sample per process",
         comparison.processes
     )
@@ -237,28 +247,81 @@ fn side_detail(outcome: &Outcome) -> String {
     }
 }
 
+/// The library's median over ROCr's for `path`, where both were measured.
+fn ratio_to_rocr(comparison: &Comparison, path: &figures::Path) -> Option<f64> {
+    let library = comparison.library.as_ref()?;
+    let median = |outcome: &Outcome| match outcome {
+        Outcome::Measured(m) if !m.samples.get(path.id).is_empty() => {
+            Some(percentile(m.samples.get(path.id), 0.5))
+        }
+        _ => None,
+    };
+    let theirs = median(&comparison.rocr).filter(|m| *m > 0.0)?;
+    Some(median(&library.outcome)? / theirs)
+}
+
+/// The ratio cell: `0.31× (goal ≤ 0.5×, met)`, or why there is none.
+fn ratio_cell(comparison: &Comparison, path: &figures::Path) -> String {
+    let goal = path.goal_vs_rocr;
+    match (ratio_to_rocr(comparison, path), goal) {
+        (Some(ratio), Some(goal)) => format!(
+            "{}× (goal ≤ {goal}×, {})",
+            figure(ratio),
+            if ratio <= goal { "met" } else { "missed" }
+        ),
+        (Some(ratio), None) => format!("{}× (report)", figure(ratio)),
+        (None, Some(goal)) => format!("— (goal ≤ {goal}×)"),
+        (None, None) => "—".to_owned(),
+    }
+}
+
 fn comparison_table(comparison: &Comparison) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(out, "{}", comparison_heading(comparison));
     let _ = writeln!(out, "  aqueduct: {}", side_detail(&comparison.aqueduct));
     let _ = writeln!(out, "  ROCr: {}", side_detail(&comparison.rocr));
+    if let Some(library) = &comparison.library {
+        let _ = writeln!(
+            out,
+            "  library ({}): {}",
+            library.asked,
+            side_detail(&library.outcome)
+        );
+    }
     for stall in &comparison.rocr_stalls {
         let _ = writeln!(out, "  ROCr's child stalled and was started again: {stall}");
     }
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "{:<58} {:>26} {:>26}  unit",
+        "{:<58} {:>26} {:>26}",
         "path", "aqueduct median (p10 – p90)", "ROCr median (p10 – p90)"
     );
-    for path in &figures::PATHS {
-        let _ = writeln!(
+    if comparison.library.is_some() {
+        let _ = write!(
             out,
-            "{:<58} {:>26} {:>26}  µs",
+            " {:>26} {:>30}",
+            "library median (p10 – p90)", "library / ROCr"
+        );
+    }
+    let _ = writeln!(out, "  unit");
+    for path in &figures::PATHS {
+        let _ = write!(
+            out,
+            "{:<58} {:>26} {:>26}",
             path.name,
             side_cell(&comparison.aqueduct, path.id),
             side_cell(&comparison.rocr, path.id)
         );
+        if let Some(library) = &comparison.library {
+            let _ = write!(
+                out,
+                " {:>26} {:>30}",
+                side_cell(&library.outcome, path.id),
+                ratio_cell(comparison, path)
+            );
+        }
+        let _ = writeln!(out, "  µs");
     }
     out
 }
@@ -293,14 +356,26 @@ fn comparison_json(comparison: &Comparison) -> serde_json::Value {
     let paths: Vec<serde_json::Value> = figures::PATHS
         .iter()
         .map(|p| {
-            serde_json::json!({
+            let mut row = serde_json::json!({
                 "id": p.id,
                 "name": p.name,
                 "calls": p.calls,
                 "unit": "µs",
                 "aqueduct": side_json(&comparison.aqueduct, p.id),
                 "rocr": side_json(&comparison.rocr, p.id),
-            })
+            });
+            if let Some(library) = &comparison.library {
+                let ratio = ratio_to_rocr(comparison, p);
+                row["library"] = side_json(&library.outcome, p.id);
+                // The library's median over ROCr's, issue 21's goal for it (a maximum ratio;
+                // null: reported only) and whether it was met (null without both).
+                row["library_vs_rocr"] = serde_json::json!({
+                    "ratio": ratio,
+                    "goal": p.goal_vs_rocr,
+                    "met": ratio.zip(p.goal_vs_rocr).map(|(r, g)| r <= g),
+                });
+            }
+            row
         })
         .collect();
     serde_json::json!({
@@ -321,34 +396,65 @@ fn comparison_json(comparison: &Comparison) -> serde_json::Value {
             // Each ROCr child killed for making no progress (and started again).
             "stalls": comparison.rocr_stalls,
         },
+        "library": comparison.library.as_ref().map(library_json),
         "paths": paths,
     })
+}
+
+fn library_json(library: &LibrarySide) -> serde_json::Value {
+    let mut value = runtime_json(&library.outcome);
+    value["asked"] = library.asked.clone().into();
+    value["file"] = library.file.clone().into();
+    if let Outcome::Measured(m) = &library.outcome {
+        // What its children mapped: the file itself, and no ROCr or libhsakmt (checked).
+        value["loaded"] = m.loaded.clone().into();
+    }
+    value
 }
 
 fn comparison_markdown(comparison: &Comparison, command: &str) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(out, "\n{}.\n", comparison_heading(comparison));
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "aqueduct: {}. ROCr: {}.\n",
+        "aqueduct: {}. ROCr: {}.",
         side_detail(&comparison.aqueduct).replace('|', "\\|"),
         side_detail(&comparison.rocr).replace('|', "\\|")
     );
-    out.push_str(
-        "| what | aqueduct, µs: median (p10 – p90) | ROCr, µs: median (p10 – p90) | calls | \
-         command |\n",
-    );
-    out.push_str("|---|---|---|---|---|\n");
-    for path in &figures::PATHS {
-        let _ = writeln!(
+    if let Some(library) = &comparison.library {
+        let _ = write!(
             out,
-            "| {} | {} | {} | {} | `{command}` |",
+            " Library: {}.",
+            side_detail(&library.outcome).replace('|', "\\|")
+        );
+    }
+    out.push_str("\n\n| what | aqueduct, µs: median (p10 – p90) | ROCr, µs: median (p10 – p90) |");
+    if comparison.library.is_some() {
+        out.push_str(" library, µs: median (p10 – p90) | library / ROCr |");
+    }
+    out.push_str(" calls | command |\n|---|---|---|");
+    if comparison.library.is_some() {
+        out.push_str("---|---|");
+    }
+    out.push_str("---|---|\n");
+    for path in &figures::PATHS {
+        let _ = write!(
+            out,
+            "| {} | {} | {} |",
             path.name,
             side_cell(&comparison.aqueduct, path.id),
             side_cell(&comparison.rocr, path.id),
-            path.calls.replace('|', "\\|"),
         );
+        if let Some(library) = &comparison.library {
+            let _ = write!(
+                out,
+                " {} | {} |",
+                side_cell(&library.outcome, path.id),
+                ratio_cell(comparison, path)
+            );
+        }
+        let _ = writeln!(out, " {} | `{command}` |", path.calls.replace('|', "\\|"));
     }
     out
 }

@@ -1,5 +1,6 @@
 //! ROCr's side of the comparison: the same paths as aqueduct's, through `libhsa-runtime64`
-//! loaded at run time. It runs in a child process of `aqueduct bench` (see `compare`), never
+//! loaded at run time; also the side of an HSA library measured in ROCr's place
+//! (`--rocr-library`), which takes the same calls. It runs in a child process of `aqueduct bench` (see `compare`), never
 //! beside aqueduct in one process: a real kernel keeps one KFD process per address space and
 //! lets a process acquire a GPU's VM only once, so two drivers cannot both bind.
 
@@ -51,7 +52,7 @@ pub fn measure(library: &str, iterations: usize) -> Outcome {
     let status = unsafe { (hsa.init)() };
     samples.init.push(micros(started.elapsed()));
     if let Err(why) = hsa.check("hsa_init", status) {
-        return Outcome::Unavailable(format!("ROCr has no GPU to see: {why}"));
+        return Outcome::Unavailable(format!("the runtime has no GPU to see: {why}"));
     }
     let result = measure_initialised(&hsa, iterations, &mut samples);
     step("hsa_shut_down");
@@ -85,6 +86,8 @@ pub fn measure(library: &str, iterations: usize) -> Outcome {
     Outcome::Measured(Measured {
         samples,
         detail: format!("{} on {detail}", loaded_library(library)),
+        // Taken while the library is still loaded (`hsa` is dropped after this).
+        loaded: runtime_files(),
     })
 }
 
@@ -180,7 +183,7 @@ fn first_gpu(hsa: &Hsa) -> Result<(Handle, String), String> {
     if status != hsa::STATUS_INFO_BREAK {
         hsa.check("hsa_iterate_agents", status)?;
     }
-    let gpu = search.found.ok_or("ROCr found no GPU agent")?;
+    let gpu = search.found.ok_or("the runtime found no GPU agent")?;
     let mut name = [0u8; 64];
     // SAFETY: `HSA_AGENT_INFO_NAME` writes a `char[64]`; `name` is 64 bytes.
     hsa.check("hsa_agent_get_info(NAME)", unsafe {
@@ -366,7 +369,7 @@ fn dispatch(
         }
         if started.elapsed() > DISPATCH_DEADLINE {
             return Err(format!(
-                "ROCr's dispatch of the empty kernel did not complete within {DISPATCH_DEADLINE:?}"
+                "the dispatch of the empty kernel did not complete within {DISPATCH_DEADLINE:?}"
             ));
         }
         if wait == Wait::Spin {
@@ -396,6 +399,29 @@ fn loaded_library(library: &str) -> String {
                 .map(str::to_owned)
         })
         .unwrap_or_else(|| library.to_owned())
+}
+
+/// The HSA runtime files mapped in this process, from `/proc/self/maps`: every
+/// `libhsa-runtime64*` (ROCr, or the library measured in its place) and `libhsakmt*` (ROCr's
+/// thunk, which aqueduct's library never loads), each once, as the dynamic loader resolved
+/// them. Empty where the maps cannot be read.
+pub fn runtime_files() -> Vec<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    let mut files: Vec<String> = Vec::new();
+    for path in maps
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+    {
+        let name = std::path::Path::new(path)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let runtime = name.starts_with("libhsa-runtime64") || name.starts_with("libhsakmt");
+        if runtime && !files.iter().any(|f| f == path) {
+            files.push(path.to_owned());
+        }
+    }
+    files
 }
 
 fn micros(duration: Duration) -> f64 {

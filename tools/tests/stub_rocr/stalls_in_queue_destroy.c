@@ -1,6 +1,6 @@
 /* A stand-in for libhsa-runtime64 whose hsa_queue_destroy never returns, as ROCr 5.2's can
  * (issue 27: a lost wake-up of its own, see sim/tests/shared_event_wakeups.rs). For
- * tools/tests/bench.rs: `aqueduct bench --rocr --rocr-library` this must end anyway, saying
+ * tools/tests/bench.rs: `aqueduct bench --rocr --rocr-from` this must end anyway, saying
  * where ROCr's side stopped. Exports what tools/src/bench/rocr/hsa.rs looks up; the layouts
  * are those it declares (ROCr 5.2's hsa.h, 64-bit). */
 #include <stdint.h>
