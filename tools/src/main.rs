@@ -69,6 +69,10 @@ enum Command {
         /// a path).
         #[arg(long, requires = "rocr", default_value = bench::ROCR_LIBRARY)]
         rocr_library: String,
+        /// With --rocr: measure only the comparison with ROCr, not aqueduct's own paths
+        /// (what the soaks under load run).
+        #[arg(long, requires = "rocr")]
+        comparison_only: bool,
     },
     /// One runtime's side of `bench --rocr`, in a fresh process: prints its samples as JSON.
     #[command(hide = true)]
@@ -117,6 +121,7 @@ fn main() -> ExitCode {
             markdown,
             rocr,
             rocr_library,
+            comparison_only,
         } => bench::run(
             iterations,
             match (json, markdown) {
@@ -125,6 +130,11 @@ fn main() -> ExitCode {
                 _ => bench::Format::Table,
             },
             rocr.then_some(rocr_library.as_str()),
+            if comparison_only {
+                bench::Scope::Comparison
+            } else {
+                bench::Scope::Every
+            },
         ),
         Command::BenchChild {
             runtime,

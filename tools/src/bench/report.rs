@@ -64,6 +64,8 @@ pub struct Run<'a> {
     pub host: &'a Host,
     /// aqueduct's and ROCr's figures for the same paths (`--rocr`).
     pub comparison: Option<&'a Comparison>,
+    /// Whether only the comparison was measured (`--comparison-only`).
+    pub comparison_only: bool,
 }
 
 impl Run<'_> {
@@ -82,10 +84,15 @@ impl Run<'_> {
             None => machine,
         };
         let rocr = self.comparison.map_or_else(String::new, |c| {
-            if c.rocr_library == compare::ROCR_LIBRARY {
-                " --rocr".to_owned()
+            let only = if self.comparison_only {
+                " --comparison-only"
             } else {
-                format!(" --rocr --rocr-library {}", c.rocr_library)
+                ""
+            };
+            if c.rocr_library == compare::ROCR_LIBRARY {
+                format!(" --rocr{only}")
+            } else {
+                format!(" --rocr --rocr-library {}{only}", c.rocr_library)
             }
         });
         format!(
@@ -447,6 +454,7 @@ mod tests {
             iterations: 50,
             host: &host,
             comparison: None,
+            comparison_only: false,
         };
         let text = markdown(&[figure_of(&[12.345, 11.0, 13.0])], &run);
         assert!(
