@@ -5,7 +5,7 @@
 #   scripts/hang-soak.sh N          (default 100)
 #
 #   LD_PRELOAD=target/release/libamdgpu_sim_preload.so AQUEDUCT_BACKEND=hw \
-#       aqueduct bench --iterations 10 --json --rocr
+#       aqueduct bench --iterations 10 --json --rocr --comparison-only
 #
 # on a release build. A run that does not finish in 60 s is killed (its stderr is kept under
 # target/hang-soak/); a run that finishes but had to restart a stalled ROCr child (ROCr 5.2's
@@ -44,7 +44,7 @@ for run in $(seq "$runs"); do
     err="$logs/$run.stderr"
     started=$SECONDS
     if (LD_PRELOAD="$library" AQUEDUCT_BACKEND=hw exec timeout -s KILL "$limit" \
-        "$aqueduct" bench --iterations 10 --json --rocr >"$out" 2>"$err"); then
+        "$aqueduct" bench --iterations 10 --json --rocr --comparison-only >"$out" 2>"$err"); then
         finished=$((finished + 1))
         if grep -q "starting it again" "$err"; then
             restarted=$((restarted + 1))

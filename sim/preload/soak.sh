@@ -3,7 +3,8 @@
 # starting run after run until WINDOW seconds have passed:
 #
 #   - the interposer's ROCr comparison:
-#       LD_PRELOAD=<interposer> AQUEDUCT_BACKEND=hw aqueduct bench --iterations 10 --json --rocr
+#       LD_PRELOAD=<interposer> AQUEDUCT_BACKEND=hw aqueduct bench --iterations 10 --json --rocr \
+#           --comparison-only
 #   - dlopen cycles: tests/dlopen_adopt.rs under the interposer, then tests/dlopen_unload.rs on
 #     the built-in simulator;
 #   - the multi-producer queue tests (tests/queue_producers.rs) on the built-in simulator.
@@ -19,7 +20,12 @@
 # longer beside six hogs). The first soak run (2026-11-28) passed the bench and queue-producer
 # streams and had both dlopen tests reach their 70 s bound with nothing on stderr, most likely
 # on exactly that. So the fixture is built here first, with the tests' own command, and their
-# nested builds find it done. Not yet in CI (run-under.sh) until a run shows that was the cause.
+# nested builds find it done (and since the workspace has one feature set for the loader and
+# zerocopy, that build reuses the simulator CI's `cargo test --workspace` compiled).
+#
+# CI runs it (.ci/run, after run-under.sh --hardware-tests) with the defaults. The last line
+# says how many runs of each stream finished and how many hung or failed; any hang or failure
+# (or a stream that never finished a run) exits 1.
 #
 #   sim/preload/soak.sh [WINDOW [LIMIT]]     (defaults 20 and 70)
 set -euo pipefail
@@ -43,6 +49,7 @@ unload="$(executable dlopen_unload)"
 producers="$(executable queue_producers)"
 
 logs="$(mktemp -d)"
+touch "$logs/results"
 hog_pids=()
 stream_pids=()
 cleanup() {
@@ -83,7 +90,7 @@ stream() {
 
 bench_rocr() {
     bounded "bench-rocr" env LD_PRELOAD="$library" AQUEDUCT_BACKEND=hw \
-        "$aqueduct" bench --iterations 10 --json --rocr
+        "$aqueduct" bench --iterations 10 --json --rocr --comparison-only
 }
 dlopen_cycles() {
     bounded "dlopen_adopt" env LD_PRELOAD="$library" AQUEDUCT_BACKEND=hw AQUEDUCT_REQUIRE_HW=1 \
@@ -107,11 +114,19 @@ wait "${stream_pids[@]}"
 stream_pids=()
 
 sort "$logs/results"
-if grep -vq "^ok " "$logs/results"; then
+count() { grep -c "$1" "$logs/results" || true; }
+hangs="$(count '^HUNG ')"
+failures="$(count '^FAILED ')"
+restarts="$(count 'restarted a stalled ROCr child')"
+runs=""
+for name in bench-rocr dlopen_adopt dlopen_unload queue_producers; do
+    runs+="$name $(count "^ok $name "), "
+done
+echo "soak: finished runs: ${runs}hangs $hangs, failures $failures (stalled ROCr children restarted: $restarts)"
+if [ "$hangs" -ne 0 ] || [ "$failures" -ne 0 ]; then
     echo "soak: FAILED (a run hung or failed)"
     exit 1
 fi
 for name in bench-rocr dlopen_adopt dlopen_unload queue_producers; do
-    grep -q "^ok $name " "$logs/results" || { echo "soak: $name never completed a run"; exit 1; }
+    grep -q "^ok $name " "$logs/results" || { echo "soak: FAILED ($name never finished a run)"; exit 1; }
 done
-echo "soak: $(wc -l <"$logs/results") runs, all finished"

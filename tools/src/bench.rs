@@ -77,11 +77,59 @@ fn empty_kernel(processor: &str) -> Result<&'static [u8], String> {
         .ok_or_else(|| format!("no built-in empty kernel for {processor} (gfx90a, gfx942)"))
 }
 
-/// Measure every path `iterations` times (at least 10) and print the figures; with `against`,
-/// also aqueduct's and ROCr's figures for the same paths, side by side, and an HSA library's
-/// on ROCr's paths if it names one (see `compare`).
-pub fn run(iterations: usize, format: Format, against: Option<Against<'_>>) -> Result<(), Error> {
+/// Which paths a run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// aqueduct's own paths, then (with a ROCr library) the comparison.
+    Every,
+    /// Only the comparison with ROCr: the paths both runtimes share, in child processes. The
+    /// soaks under load (`scripts/hang-soak.sh`, `sim/preload/soak.sh`) run this, the part
+    /// where ROCr 5.2 can stall, without aqueduct's own paths (its 256 MiB copies alone take
+    /// longer than a soak run's limit beside six CPU hogs on 2 cores).
+    Comparison,
+}
+
+/// Measure every path of `scope` `iterations` times (at least 10) and print the figures;
+/// with `against`, also aqueduct's and ROCr's figures for the same paths, side by side, and an
+/// HSA library's on ROCr's paths if it names one (see `compare`).
+pub fn run(
+    iterations: usize,
+    format: Format,
+    against: Option<Against<'_>>,
+    scope: Scope,
+) -> Result<(), Error> {
     let iterations = iterations.max(10);
+    let figures = match scope {
+        Scope::Every => own_paths(iterations)?,
+        Scope::Comparison => Vec::new(),
+    };
+    let device = Device::open()?;
+    let description = device.description().to_owned();
+    let simulated = device.is_simulated();
+    let target = device.gpus()?[0].target_id.to_string();
+    drop(device);
+    let comparison = against
+        .map(|against| compare::run(iterations, against.rocr, against.library))
+        .transpose()?;
+    let host = host::Host::current();
+    report::print(
+        &figures,
+        &Run {
+            device: &description,
+            simulated,
+            target: &target,
+            iterations,
+            host: &host,
+            comparison: comparison.as_ref(),
+            comparison_only: scope == Scope::Comparison,
+        },
+        format,
+    );
+    Ok(())
+}
+
+/// aqueduct's own paths, each measured `iterations` times, on a device of their own.
+fn own_paths(iterations: usize) -> Result<Vec<Figure>, Error> {
     let device = Device::open()?;
     let gpu = device.gpus()?[0].clone();
     let processor = gpu.target_id.processor.name;
@@ -412,26 +460,8 @@ pub fn run(iterations: usize, format: Format, against: Option<Against<'_>>) -> R
         samples: stores,
         note: "Signal::store wakes sleepers with one ioctl".into(),
     });
-    let description = device.description().to_owned();
-    let simulated = device.is_simulated();
     drop((signal, device));
-    let comparison = against
-        .map(|against| compare::run(iterations, against.rocr, against.library))
-        .transpose()?;
-    let host = host::Host::current();
-    report::print(
-        &figures,
-        &Run {
-            device: &description,
-            simulated,
-            target: &gpu.target_id.to_string(),
-            iterations,
-            host: &host,
-            comparison: comparison.as_ref(),
-        },
-        format,
-    );
-    Ok(())
+    Ok(figures)
 }
 
 /// Launches per timed batch of the host-cost paths: fewer than a prepared launch's kernarg

@@ -77,6 +77,10 @@ enum Command {
         /// searches, or a path).
         #[arg(long, requires = "rocr", default_value = bench::ROCR_LIBRARY)]
         rocr_from: String,
+        /// With --rocr: measure only the comparison with ROCr, not aqueduct's own paths
+        /// (what the soaks under load run).
+        #[arg(long, requires = "rocr")]
+        comparison_only: bool,
     },
     /// One runtime's side of `bench --rocr`, in a fresh process: prints its samples as JSON.
     #[command(hide = true)]
@@ -126,6 +130,7 @@ fn main() -> ExitCode {
             rocr,
             rocr_library,
             rocr_from,
+            comparison_only,
         } => bench::run(
             iterations,
             match (json, markdown) {
@@ -137,6 +142,11 @@ fn main() -> ExitCode {
                 rocr: &rocr_from,
                 library: rocr_library.as_deref(),
             }),
+            if comparison_only {
+                bench::Scope::Comparison
+            } else {
+                bench::Scope::Every
+            },
         ),
         Command::BenchChild {
             runtime,

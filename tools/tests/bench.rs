@@ -252,6 +252,44 @@ fn rocr_not_installed_is_said_and_the_run_succeeds() {
     assert_eq!(rows, COMPARED.len(), "{text}");
 }
 
+/// `--comparison-only` (what the soaks under load run): no figure of aqueduct's own paths, the
+/// comparison measured as in a full run, and the command line says so.
+#[test]
+fn comparison_only_measures_the_comparison_alone() {
+    let missing = "/nonexistent/libhsa-runtime64.so.1";
+    let out = bench(&[
+        "--iterations",
+        "10",
+        "--json",
+        "--rocr",
+        "--rocr-from",
+        missing,
+        "--comparison-only",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["command"],
+        format!("aqueduct bench --iterations 10 --rocr --rocr-from {missing} --comparison-only")
+    );
+    assert_eq!(
+        report["figures"].as_array().map(Vec::len),
+        Some(0),
+        "{report}"
+    );
+    let comparison = comparison_with_aqueduct_measured(&report);
+    assert_eq!(comparison["rocr"]["status"], "not_installed", "{report}");
+    // Without --rocr there is nothing to compare: clap refuses it.
+    let refused = process::run_with_deadline(
+        Command::new(env!("CARGO_BIN_EXE_aqueduct")).args(["bench", "--comparison-only"]),
+        Duration::from_secs(60),
+        "aqueduct bench --comparison-only (refused)",
+    );
+    assert!(
+        !refused.status.success(),
+        "--comparison-only without --rocr ran"
+    );
+}
+
 /// ROCr without a GPU to see: on any host. The built-in simulator serves aqueduct; ROCr is told
 /// to surface no GPU (`ROCR_VISIBLE_DEVICES` set and empty selects zero devices in ROCr 5.2,
 /// `RvdFilter::SelectZeroDevices`), and where there is no /dev/kfd at all it finds none anyway.

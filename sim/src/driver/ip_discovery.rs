@@ -96,6 +96,21 @@ pub(crate) fn discovery_table(target: GfxTarget, xccs: u32, sdma_engines: u32) -
             (12, 0, 0),
             (4, 0, 3),
         ),
+        // Navi 31 as the kernel's amdgpu_discovery.c sets it up for IP_VERSION(11, 0, 0):
+        // SDMA 6.0.0, NBIO 4.3.0, MP1 13.0.0, OSSSYS 6.0.0, HDP 6.0.0, MMHUB 3.0.0, UMC 8.10.0,
+        // VCN 4.0.0. From memory of the kernel's per-ASIC switch, not read from a board's
+        // table: unsure, like the base addresses below (Vega10's, for every preset).
+        GfxTarget::Gfx1100 => (
+            (11, 0, 0),
+            (6, 0, 0),
+            (4, 3, 0),
+            (13, 0, 0),
+            (6, 0, 0),
+            (6, 0, 0),
+            (3, 0, 0),
+            (8, 10, 0),
+            (4, 0, 0),
+        ),
     };
     let one = |hw_id, version, base_addresses: &[u32]| IpInstance {
         hw_id,

@@ -64,6 +64,8 @@ pub struct Run<'a> {
     pub host: &'a Host,
     /// aqueduct's and ROCr's figures for the same paths (`--rocr`).
     pub comparison: Option<&'a Comparison>,
+    /// Whether only the comparison was measured (`--comparison-only`).
+    pub comparison_only: bool,
 }
 
 impl Run<'_> {
@@ -86,6 +88,9 @@ impl Run<'_> {
             let mut flags = " --rocr".to_owned();
             if c.rocr_library != compare::ROCR_LIBRARY {
                 let _ = write!(flags, " --rocr-from {}", c.rocr_library);
+            }
+            if self.comparison_only {
+                flags.push_str(" --comparison-only");
             }
             if let Some(library) = &c.library {
                 let _ = write!(flags, " --rocr-library {}", library.asked);
@@ -553,6 +558,7 @@ mod tests {
             iterations: 50,
             host: &host,
             comparison: None,
+            comparison_only: false,
         };
         let text = markdown(&[figure_of(&[12.345, 11.0, 13.0])], &run);
         assert!(
