@@ -30,30 +30,13 @@ use support::{describe, hsa_dir, run_on_simulator};
 /// The HIP programs, built once per test run; `Err` says what is missing.
 fn programs() -> Result<&'static Path, &'static str> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-            let out = exe
-                .parent()
-                .and_then(Path::parent)
-                .ok_or("no target directory")?
-                .join("hsa-hip-programs");
-            let build = test_support::process::try_run_with_deadline(
-                Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hip/build.sh"))
-                    .arg(&out)
-                    .env_remove("LD_PRELOAD"),
-                Duration::from_secs(600),
-                "building the HIP programs (tests/hip/build.sh)",
-            )
-            .map_err(|e| format!("build.sh: {e}"))?;
-            if build.status.success() {
-                Ok(out)
-            } else {
-                Err(String::from_utf8_lossy(&build.stderr).trim().to_owned())
-            }
-        })
-        .as_deref()
-        .map_err(String::as_str)
+    support::build_once(
+        &BUILT,
+        "tests/hip/build.sh",
+        "hsa-hip-programs",
+        Duration::from_secs(600),
+        "building the HIP programs (tests/hip/build.sh)",
+    )
 }
 
 /// Run `program` with `args` on the simulator over ours (`ours`) or ROCr; fails the test
@@ -129,13 +112,7 @@ fn check_mapped(program: &str, output: &Output, ours: bool) {
 }
 
 fn built(test: &str) -> Option<&'static Path> {
-    match programs() {
-        Ok(dir) => Some(dir),
-        Err(why) => {
-            test_support::hardware::skip(test, why);
-            None
-        }
-    }
+    support::built(test, programs)
 }
 
 #[test]

@@ -30,40 +30,17 @@ const LLVM_19_LIB: &str = "/usr/lib/llvm-19/lib";
 /// is missing.
 fn clients() -> Result<&'static Path, &'static str> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-            let out = exe
-                .parent()
-                .and_then(Path::parent)
-                .ok_or("no target directory")?
-                .join("hsa-offload-clients");
-            let build = test_support::process::try_run_with_deadline(
-                Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/offload/build.sh"))
-                    .arg(&out)
-                    .env_remove("LD_PRELOAD"),
-                Duration::from_secs(300),
-                "building the offload clients (tests/offload/build.sh)",
-            )
-            .map_err(|e| format!("build.sh: {e}"))?;
-            if build.status.success() {
-                Ok(out)
-            } else {
-                Err(String::from_utf8_lossy(&build.stderr).trim().to_owned())
-            }
-        })
-        .as_deref()
-        .map_err(String::as_str)
+    support::build_once(
+        &BUILT,
+        "tests/offload/build.sh",
+        "hsa-offload-clients",
+        Duration::from_secs(600),
+        "building the offload clients (tests/offload/build.sh)",
+    )
 }
 
 fn built(test: &str) -> Option<&'static Path> {
-    match clients() {
-        Ok(dir) => Some(dir),
-        Err(why) => {
-            test_support::hardware::skip(test, why);
-            None
-        }
-    }
+    support::built(test, clients)
 }
 
 /// Run `command` on the simulated machine with `LD_DEBUG=files`; with `ours`, this crate's

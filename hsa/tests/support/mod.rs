@@ -109,3 +109,53 @@ pub fn require(test: &str, path: &str) -> bool {
     test_support::hardware::skip(test, &format!("{path} is not installed"));
     false
 }
+
+/// Build test programs once per test binary: run `script` (relative to this crate) into
+/// `target/<profile>/<out>` within `limit`, with no interposer. `Err` says what is missing
+/// (the script's stderr), for [`built`].
+pub fn build_once(
+    cell: &'static OnceLock<Result<PathBuf, String>>,
+    script: &str,
+    out: &str,
+    limit: Duration,
+    what: &str,
+) -> Result<&'static Path, &'static str> {
+    cell.get_or_init(|| {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let out = exe
+            .parent()
+            .and_then(Path::parent)
+            .ok_or("no target directory")?
+            .join(out);
+        let build = test_support::process::try_run_with_deadline(
+            Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join(script))
+                .arg(&out)
+                .env_remove("LD_PRELOAD"),
+            limit,
+            what,
+        )
+        .map_err(|e| format!("{script}: {e}"))?;
+        if build.status.success() {
+            Ok(out)
+        } else {
+            Err(String::from_utf8_lossy(&build.stderr).trim().to_owned())
+        }
+    })
+    .as_deref()
+    .map_err(String::as_str)
+}
+
+/// The directory `build` made, or `None` after a skip naming `test` and what is missing
+/// (`hardware::skip`: CI turns it into a failure).
+pub fn built(
+    test: &str,
+    build: impl FnOnce() -> Result<&'static Path, &'static str>,
+) -> Option<&'static Path> {
+    match build() {
+        Ok(dir) => Some(dir),
+        Err(why) => {
+            test_support::hardware::skip(test, why);
+            None
+        }
+    }
+}
