@@ -465,14 +465,7 @@ impl CommandList {
         let Some(copy) = self.copy_of(replayed)? else {
             return Ok(true);
         };
-        if copy.signal.load(MemoryOrder::Acquire) == 0 {
-            return Ok(true);
-        }
-        let device = self.queue.owned.device();
-        self.queue.with_state(|state| {
-            device.with_live(|live| state.check(live, self.queue.gpu_id(), self.queue.queue_id()))
-        })?;
-        Ok(false)
+        self.queue.signal_is_zero(copy.signal)
     }
 
     /// Wait until `replayed` has completed, at most `timeout`.
@@ -486,14 +479,8 @@ impl CommandList {
 
     /// Wait until every replay so far has completed, at most `timeout`.
     pub fn finish(&self, timeout: Option<Duration>) -> Result<()> {
-        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        self.queue.with_state(|state| {
-            for copy in &self.copies {
-                let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                self.queue.wait_signal_zero(state, copy.signal, left)?;
-            }
-            Ok(())
-        })
+        self.queue
+            .wait_signals_zero(self.copies.iter().map(|copy| copy.signal), timeout)
     }
 
     /// Packets one replay publishes (the recorded ones and the completion barrier).

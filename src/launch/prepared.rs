@@ -333,6 +333,35 @@ impl Queue {
             .map(drop)
         })
     }
+
+    /// Whether `signal` is 0 (its work done); while it is not, a queue error or a shutdown is
+    /// returned as an error.
+    pub(super) fn signal_is_zero(&self, signal: SignalRef) -> Result<bool> {
+        if signal.load(MemoryOrder::Acquire) == 0 {
+            return Ok(true);
+        }
+        let device = self.owned.device();
+        self.with_state(|state| {
+            device.with_live(|live| state.check(live, self.gpu_id(), self.queue_id()))
+        })?;
+        Ok(false)
+    }
+
+    /// Wait until every one of `signals` is 0, all within `timeout`.
+    pub(super) fn wait_signals_zero(
+        &self,
+        signals: impl Iterator<Item = SignalRef>,
+        timeout: Option<Duration>,
+    ) -> Result<()> {
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        self.with_state(|state| {
+            for signal in signals {
+                let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+                self.wait_signal_zero(state, signal, left)?;
+            }
+            Ok(())
+        })
+    }
 }
 
 /// Scratch bytes per work-item a launch of `kernel` asks for: its private segment, plus the
@@ -477,14 +506,7 @@ impl PreparedLaunch {
         let Some(segment) = self.segment_of(issued)? else {
             return Ok(true);
         };
-        if segment.signal.load(MemoryOrder::Acquire) == 0 {
-            return Ok(true);
-        }
-        let device = self.queue.owned.device();
-        self.queue.with_state(|state| {
-            device.with_live(|live| state.check(live, self.queue.gpu_id(), self.queue.queue_id()))
-        })?;
-        Ok(false)
+        self.queue.signal_is_zero(segment.signal)
     }
 
     /// Wait until `issued` has completed, at most `timeout`; a queue error or a shutdown ends
@@ -499,14 +521,8 @@ impl PreparedLaunch {
 
     /// Wait until every launch issued so far has completed, at most `timeout`.
     pub fn finish(&self, timeout: Option<Duration>) -> Result<()> {
-        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        self.queue.with_state(|state| {
-            for segment in &self.segments {
-                let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                self.queue.wait_signal_zero(state, segment.signal, left)?;
-            }
-            Ok(())
-        })
+        self.queue
+            .wait_signals_zero(self.segments.iter().map(|segment| segment.signal), timeout)
     }
 
     /// The segment `issued` used, `None` if a later issue has taken it (so it completed).
