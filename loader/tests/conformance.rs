@@ -1123,8 +1123,9 @@ fn drop_section_headers(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// The user-SGPR layout computed from the descriptor must be what the compiled code uses: in
-/// the committed llvm-objdump listings (tests/kernels/bin/<target>/*.dis, gfx90a and gfx942),
-/// the kernarg pointer pair the layout gives is the base of the kernel's scalar loads, and so is
+/// the committed llvm-objdump listings (tests/kernels/bin/<target>/*.dis, gfx90a, gfx942 and
+/// gfx1100), the kernarg pointer pair the layout gives is the base of the kernel's scalar
+/// loads, and so is
 /// the dispatch pointer pair where the kernel reads the packet.
 #[test]
 fn user_sgpr_layout_matches_the_disassembly() {
@@ -1178,8 +1179,9 @@ fn user_sgpr_layout_matches_the_disassembly() {
         }
     }
     assert!(checked > 100, "{checked} kernels checked");
-    // dispatch_ptr on gfx90a (V4, V5, V6) and gfx942 (V5, V6), the targets with listings.
-    assert_eq!(dispatch_pointers, 5, "dispatch pointers checked");
+    // dispatch_ptr on gfx90a (V4, V5, V6), gfx942 (V5, V6) and gfx1100 (V5, V6), the targets
+    // with listings.
+    assert_eq!(dispatch_pointers, 7, "dispatch pointers checked");
 }
 
 /// The first register of every `s[a:a+1]` base of an `s_load_*` in function `name`'s listing.
