@@ -19,6 +19,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+// Every program runs through `support::run_on_simulator`, bounded by `support::DEADLINE`; the
+// build through `support::build_once`, bounded by its own deadline.
 use support::{describe, repository, rocr_loaded, run_on_simulator};
 
 /// The C clients, built once per test run; `Err` says what is missing.
