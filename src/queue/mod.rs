@@ -423,17 +423,7 @@ impl Queue {
         deadline: Option<Instant>,
     ) -> Result<u64> {
         let device = self.owned.device();
-        let abandon = || {
-            if device.is_closed() {
-                Some("the device was shut down".to_owned())
-            } else if state.aborted.load(Ordering::Relaxed) {
-                Some("the queue was aborted".to_owned())
-            } else if state.inactive.view().load(MemoryOrder::Relaxed) != 0 {
-                Some("the queue stopped with an error".to_owned())
-            } else {
-                None
-            }
-        };
+        let abandon = || abandon_reason(device, state);
         // A queue the CP stopped (or that was aborted, or whose device closed) takes no more
         // packets, full ring or not: the caller hears its error now rather than at a wait.
         if let Some(reason) = abandon() {
@@ -455,17 +445,7 @@ impl Queue {
         deadline: Option<Instant>,
     ) -> Result<u64> {
         let device = self.owned.device();
-        let abandon = || {
-            if device.is_closed() {
-                Some("the device was shut down".to_owned())
-            } else if state.aborted.load(Ordering::Relaxed) {
-                Some("the queue was aborted".to_owned())
-            } else if state.inactive.view().load(MemoryOrder::Relaxed) != 0 {
-                Some("the queue stopped with an error".to_owned())
-            } else {
-                None
-            }
-        };
+        let abandon = || abandon_reason(device, state);
         if let Some(reason) = abandon() {
             return Err(self.ring_error(device, state, RingError::Abandoned(reason)));
         }
@@ -772,5 +752,19 @@ impl fmt::Debug for Queue {
             .field("queue_id", &self.queue_id)
             .field("packets", &self.packets)
             .finish_non_exhaustive()
+    }
+}
+
+/// Why a queue takes no more packets, if it does not: its device closed, it was aborted, or
+/// the CP stopped it with an error. Checked before a publish and while one waits for room.
+fn abandon_reason(device: &DeviceShared, state: &QueueState) -> Option<String> {
+    if device.is_closed() {
+        Some("the device was shut down".to_owned())
+    } else if state.aborted.load(Ordering::Relaxed) {
+        Some("the queue was aborted".to_owned())
+    } else if state.inactive.view().load(MemoryOrder::Relaxed) != 0 {
+        Some("the queue stopped with an error".to_owned())
+    } else {
+        None
     }
 }
