@@ -11,8 +11,13 @@
 //! bit-exactly with a CPU product. Inputs are small integers and short dyadic fractions, so
 //! every sum is exact in f32 and the hardware's accumulation order cannot matter.
 
-// Reference code uses the ISA's matrix names (a, b, c, d, i, j, k, m).
-#![allow(clippy::many_single_char_names)]
+// Reference code uses the ISA's matrix names (a, b, c, d, i, j, k, m) and indexes matrices by
+// them (needless_range_loop); results are compared bit-exactly on purpose (float_cmp).
+#![allow(
+    clippy::many_single_char_names,
+    clippy::needless_range_loop,
+    clippy::float_cmp
+)]
 
 mod shader_support;
 

@@ -118,7 +118,7 @@ pub fn compare_path(
     decode: &dyn Fn(&[u32]) -> Decoded,
     report: &mut Report,
 ) {
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("dir entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "dis"))

@@ -88,14 +88,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
 /// Refuse CBSZ, ABID and BLGP values the opcode does not define.
 fn check_modifiers(s: &Shape, cbsz: u8, abid: u8, blgp: u8) -> Result<(), Fault> {
     let c = s.controls;
-    if !c.cbsz_abid {
-        if cbsz != 0 {
-            return Err(unimplemented("CBSZ is not defined for this matrix opcode"));
-        }
-        if abid != 0 {
-            return Err(unimplemented("ABID is not defined for this matrix opcode"));
-        }
-    } else {
+    if c.cbsz_abid {
         // At most log2(blocks) (and 4) doublings; ABID picks a block of the group.
         let max_cbsz = s.blocks.trailing_zeros().min(4);
         if u32::from(cbsz) > max_cbsz {
@@ -110,6 +103,10 @@ fn check_modifiers(s: &Shape, cbsz: u8, abid: u8, blgp: u8) -> Result<(), Fault>
                 1 << cbsz
             )));
         }
+    } else if cbsz != 0 {
+        return Err(unimplemented("CBSZ is not defined for this matrix opcode"));
+    } else if abid != 0 {
+        return Err(unimplemented("ABID is not defined for this matrix opcode"));
     }
     if !c.blgp && blgp != 0 {
         return Err(unimplemented("BLGP is not defined for this matrix opcode"));
