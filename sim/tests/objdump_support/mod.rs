@@ -109,8 +109,16 @@ impl Report {
 /// tests/kernels/bin) with `decode` and collect the lines that read differently from LLVM. A
 /// word LLVM prints as `.long` (an undefined opcode) must be rejected.
 pub fn compare_dir(dir: &str, decode: &dyn Fn(&[u32]) -> Decoded, report: &mut Report) {
-    let dir = kernels_bin().join(dir);
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+    compare_path(&kernels_bin().join(dir), decode, report);
+}
+
+/// [`compare_dir`] for goldens anywhere (test data kept beside a test).
+pub fn compare_path(
+    dir: &std::path::Path,
+    decode: &dyn Fn(&[u32]) -> Decoded,
+    report: &mut Report,
+) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("dir entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "dis"))

@@ -173,8 +173,16 @@ impl Gpu {
 
     /// Load with external symbol definitions.
     pub fn load_with(&self, file: &str, externals: &dyn amdgpu_loader::ExternalSymbols) -> Loaded {
-        let path = kernels_bin().join(self.dir()).join(file);
-        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        self.load_path(&kernels_bin().join(self.dir()).join(file), externals)
+    }
+
+    /// Load the code object at `path` (for kernels kept beside their test).
+    pub fn load_path(&self, path: &Path, externals: &dyn amdgpu_loader::ExternalSymbols) -> Loaded {
+        let file = path
+            .file_name()
+            .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+        let file = file.as_str();
+        let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let co = CodeObject::parse(&bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
         let size = co.image_size() as usize;
         let align = co.image_align().max(4096) as usize;

@@ -2,8 +2,8 @@
 //! yields to the other waves of its workgroup.
 //!
 //! One module per instruction group: scalar ALU, program control, scalar memory, vector ALU
-//! (integer, float, half/packed, compares, conversions, lane operations), LDS, and vector
-//! memory (with the load and store data path the last two share).
+//! (integer, float, half/packed, compares, conversions, lane operations), matrix
+//! multiply-add, LDS, and vector memory (with the load and store data path the last two share).
 
 #![allow(
     clippy::float_cmp,
@@ -19,6 +19,8 @@ mod ds;
 mod float_rules;
 mod half;
 mod load_store;
+mod mfma;
+mod mfma_shape;
 mod operand;
 mod rounding;
 mod salu;
@@ -40,7 +42,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::gpu::dispatch::{DispatchError, InterruptSink};
 use crate::gpu::shader::disasm::disassemble;
-use crate::gpu::shader::isa::{Encoding, Inst};
+use crate::gpu::shader::isa::{Encoding, Extra, Inst};
 use crate::gpu::shader::lds::Lds;
 use crate::gpu::shader::memory::DeviceMemory;
 use crate::gpu::shader::program::{CodeCache, Program};
@@ -264,6 +266,7 @@ impl<'e, 'a> Exec<'e, 'a> {
             | Encoding::Vop3
             | Encoding::Dpp
             | Encoding::Sdwa => valu::exec(self, inst),
+            Encoding::Vop3p if matches!(inst.extra, Extra::Mai { .. }) => mfma::exec(self, inst),
             Encoding::Vop3p => vop3p::exec(self, inst),
             Encoding::Ds => ds::exec(self, inst),
             Encoding::Flat | Encoding::Mubuf => vmem::exec(self, inst),
