@@ -187,9 +187,9 @@ impl ComputeRegisters {
             dimensions
         } else {
             let mut grid = [0u32; 3];
-            for d in 0..3 {
-                grid[d] = dimensions[d]
-                    .checked_mul(workgroup[d])
+            for ((g, &count), &size) in grid.iter_mut().zip(&dimensions).zip(&workgroup) {
+                *g = count
+                    .checked_mul(size)
                     .ok_or(QueueError::InvalidDimensions)?;
             }
             grid
