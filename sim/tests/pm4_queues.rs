@@ -12,6 +12,7 @@ mod cp_support;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use amdgpu_loader::kernel_descriptor::UserSgpr;
 use amdgpu_loader::{CodeObject, HiddenArg, NoExternals};
 use amdgpu_sim::cp::CommandProcessorEngine;
 use amdgpu_sim::queue::{ProcessorProgress, QueueEngine, QueueSpec, RunningQueue};
@@ -274,7 +275,6 @@ impl VectorAdd {
         let kd = kernel.descriptor;
         // What a PM4 producer must know of the descriptor: the user SGPRs it asks for, here
         // the kernarg pointer alone.
-        use amdgpu_loader::kernel_descriptor::UserSgpr;
         let slots: Vec<_> = kd.user_sgprs().collect();
         let kernarg_sgpr = slots
             .iter()
@@ -324,10 +324,10 @@ impl VectorAdd {
     }
 
     /// Kernel arguments for `c = a + b` over `n` elements in workgroups of `group`.
-    fn kernarg(&self, s: &Session, a: u64, b: u64, c: u64, n: u32, group: u32) -> Bo {
+    fn kernarg(&self, s: &Session, operands: [u64; 3], n: u32, group: u32) -> Bo {
         let bo = s.gtt(4096);
         let buf = &mut bytes(&bo)[..self.kernarg_size];
-        for (value, &offset) in [a, b, c].iter().zip(&self.kernarg_layout) {
+        for (value, &offset) in operands.iter().zip(&self.kernarg_layout) {
             buf[offset as usize..][..8].copy_from_slice(&value.to_le_bytes());
         }
         buf[self.kernarg_layout[3] as usize..][..4].copy_from_slice(&n.to_le_bytes());
@@ -358,15 +358,15 @@ fn dispatch_direct_runs_a_clang_kernel_from_the_compute_registers() {
     let kernel = VectorAdd::load(&s);
     let n = 1000u32;
     let group = 64u32;
-    let (a, b) = (s.vram(4096), s.vram(4096));
+    let (lhs, rhs) = (s.vram(4096), s.vram(4096));
     let (c1, c2) = (s.vram(4096), s.vram(4096));
-    fill_i32(&a, |i| i as i32);
-    fill_i32(&b, |i| 3 * i as i32 - 7);
+    fill_i32(&lhs, |i| i as i32);
+    fill_i32(&rhs, |i| 3 * i as i32 - 7);
     bytes(&c1).fill(0xAB);
     bytes(&c2).fill(0xAB);
-    let k1 = kernel.kernarg(&s, a.va, b.va, c1.va, n, group);
+    let k1 = kernel.kernarg(&s, [lhs.va, rhs.va, c1.va], n, group);
     // The second launch adds c1 to a, into c2.
-    let k2 = kernel.kernarg(&s, a.va, c1.va, c2.va, n, group);
+    let k2 = kernel.kernarg(&s, [lhs.va, c1.va, c2.va], n, group);
     let done = s.gtt(4096);
     let mut q = Pm4Queue::create(&s, 4096);
 

@@ -235,9 +235,10 @@ impl Pm4Processor {
     /// Stop for good: a memory fault is raised as a VM-fault interrupt; anything else is only
     /// reported in the log (see the module documentation).
     fn fail(&mut self, error: &QueueError) {
-        match error.memory_fault() {
-            Some(fault) => self.interrupts.vm_fault(fault),
-            None => tracing::warn!(?error, read = self.read, "PM4 queue stopped"),
+        if let Some(fault) = error.memory_fault() {
+            self.interrupts.vm_fault(fault);
+        } else {
+            tracing::warn!(?error, read = self.read, "PM4 queue stopped");
         }
         self.dead = true;
     }
