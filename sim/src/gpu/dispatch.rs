@@ -44,6 +44,36 @@ pub struct DispatchRequest {
     pub lds_bytes_per_workgroup: u32,
 }
 
+/// One kernel dispatch as a PM4 `DISPATCH_DIRECT` launches it: from the compute shader
+/// registers the queue's stream set with `SET_SH_REG`, with no AQL packet and no kernel
+/// descriptor behind it (the CP programs the SPI from the registers alone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegisterDispatch {
+    /// First instruction: `COMPUTE_PGM_LO/HI` shifted left by 8.
+    pub entry: u64,
+    /// `COMPUTE_PGM_RSRC1`.
+    pub rsrc1: u32,
+    /// `COMPUTE_PGM_RSRC2` (user SGPR count, system SGPR enables, LDS size, scratch enable).
+    pub rsrc2: u32,
+    /// `COMPUTE_PGM_RSRC3`.
+    pub rsrc3: u32,
+    /// `COMPUTE_USER_DATA_0..15`: the user SGPRs, as written.
+    pub user_data: [u32; 16],
+    /// Workgroup size in work-items (`COMPUTE_NUM_THREAD_X/Y/Z`).
+    pub workgroup: [u32; 3],
+    /// Grid size in work-items.
+    pub grid: [u32; 3],
+    /// `COMPUTE_TMPRING_SIZE` (WAVES 11:0, WAVESIZE 24:12 in 1 KiB units on GFX9).
+    pub tmpring_size: u32,
+    /// `COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI` shifted left by 8: the scratch base of
+    /// architected flat scratch (gfx942).
+    pub scratch_base: u64,
+    /// The ISA being executed.
+    pub target: GfxTarget,
+    /// LDS bytes available to one workgroup.
+    pub lds_bytes_per_workgroup: u32,
+}
+
 /// Why a dispatch did not complete.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DispatchError {
@@ -120,4 +150,21 @@ pub trait ShaderCore: Send + Sync {
         interrupts: &dyn InterruptSink,
         abort: &AtomicBool,
     ) -> Result<DispatchStats, DispatchError>;
+
+    /// Run every workgroup of a register-programmed dispatch (PM4 `DISPATCH_DIRECT`) to
+    /// completion, as [`dispatch`](Self::dispatch) does. A core that cannot (a test's stand-in,
+    /// a GPU without a shader core) answers with an invalid code object.
+    fn dispatch_registers(
+        &self,
+        request: &RegisterDispatch,
+        vm: &dyn GpuVm,
+        interrupts: &dyn InterruptSink,
+        abort: &AtomicBool,
+    ) -> Result<DispatchStats, DispatchError> {
+        let _ = (vm, interrupts, abort);
+        Err(DispatchError::InvalidCodeObject(format!(
+            "this shader core runs no register-programmed dispatches (program at {:#x})",
+            request.entry
+        )))
+    }
 }

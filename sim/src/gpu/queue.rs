@@ -8,7 +8,19 @@ use crate::gpu::dispatch::{InterruptSink, ShaderCore};
 use crate::gpu::target::GfxTarget;
 use crate::gpu::vm::GpuVm;
 
-/// Everything a command processor needs to run one AQL queue, fixed at CREATE_QUEUE.
+/// What a compute queue's ring holds (the queue type of CREATE_QUEUE).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RingFormat {
+    /// 64-byte AQL packets; read and write pointers count packets (`KFD_IOC_QUEUE_TYPE_COMPUTE_AQL`,
+    /// and every SDMA queue, whose engine reads its own format).
+    #[default]
+    Aql,
+    /// A PM4 command stream: a ring of dwords whose read and write pointers count dwords
+    /// (`KFD_IOC_QUEUE_TYPE_COMPUTE`).
+    Pm4,
+}
+
+/// Everything a command processor needs to run one queue, fixed at CREATE_QUEUE.
 #[derive(Clone)]
 pub struct QueueSpec {
     /// The process-local queue id.
@@ -17,6 +29,8 @@ pub struct QueueSpec {
     pub gpu_id: u32,
     /// Its ISA.
     pub target: GfxTarget,
+    /// What the ring holds.
+    pub format: RingFormat,
     /// LDS bytes available to one workgroup.
     pub lds_bytes_per_workgroup: u32,
     /// The XCCs the queue runs on (every XCC of the GPU: KFD maps a compute queue on each XCC

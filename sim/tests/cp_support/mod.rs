@@ -595,6 +595,7 @@ impl TestQueue {
             queue_id,
             gpu_id: 7,
             target,
+            format: amdgpu_sim::queue::RingFormat::Aql,
             lds_bytes_per_workgroup: LDS_BYTES,
             xccs,
             ring_va: ring,

@@ -3,10 +3,9 @@
 //! `set_queue_properties_from_user`, the buffer checks of `kfd_queue_acquire_buffers` and the
 //! limits of `pqm_create_queue` (kfd.md §5, §10, §11.1–3, §11.5).
 //!
-//! AQL compute queues get a command processor from the machine's [`QueueEngine`], SDMA queues a
-//! copy engine from its SDMA engine (on the engine and queue `allocate_sdma_queue` picks, with
-//! that queue's fixed doorbell); PM4 queues are created, counted and destroyed like the
-//! kernel's but nothing executes them (the simulator models no PM4 engine).
+//! Compute queues (AQL and PM4) get a command processor from the machine's [`QueueEngine`],
+//! told which format their ring holds; SDMA queues a copy engine from its SDMA engine (on the
+//! engine and queue `allocate_sdma_queue` picks, with that queue's fixed doorbell).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -24,7 +23,7 @@ use super::{Pdd, Process, lowest_free};
 use crate::driver::device::Device;
 use crate::driver::gpu_vm::BoKey;
 use crate::driver::user_memory;
-use crate::gpu::queue::QueueSpec;
+use crate::gpu::queue::{QueueSpec, RingFormat};
 
 /// `KFD_MAX_NUM_OF_QUEUES_PER_PROCESS`: queue ids are slots of a per-process bitmap this big.
 const MAX_QUEUES_PER_PROCESS: u32 = 1024;
@@ -327,17 +326,21 @@ impl Process {
             destroying: false,
         };
         let engine = match kind {
-            QueueKind::ComputeAql => Some(&self.shared.engine),
+            QueueKind::ComputeAql | QueueKind::ComputePm4 => &self.shared.engine,
             QueueKind::Sdma | QueueKind::SdmaXgmi | QueueKind::SdmaByEngine => {
-                Some(&self.shared.sdma_engine)
+                &self.shared.sdma_engine
             }
-            QueueKind::ComputePm4 => None,
         };
-        if let Some(engine) = engine {
+        let format = match kind {
+            QueueKind::ComputePm4 => RingFormat::Pm4,
+            _ => RingFormat::Aql,
+        };
+        {
             let spec = QueueSpec {
                 queue_id,
                 gpu_id: device.gpu_id,
                 target: device.target(),
+                format,
                 lds_bytes_per_workgroup: device.lds_bytes_per_workgroup(),
                 xccs: device.layout.xccs,
                 ring_va: queue.ring_va,

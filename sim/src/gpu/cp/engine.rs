@@ -5,12 +5,13 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::ProcessorThread;
+use super::pm4_queue::Pm4Processor;
 use super::processor::Processor;
 use super::wakeup::{Control, QueueConfig, SignalWatchers};
-use crate::gpu::queue::{ProcessorProgress, QueueEngine, QueueSpec, RunningQueue};
+use crate::gpu::queue::{ProcessorProgress, QueueEngine, QueueSpec, RingFormat, RunningQueue};
 
-/// The simulated command processor: [`QueueEngine::start`] gives every AQL queue its own
-/// processor thread, parked until the queue's doorbell rings.
+/// The simulated command processor: [`QueueEngine::start`] gives every compute queue (AQL or
+/// PM4, as its spec says) its own processor thread, parked until the queue's doorbell rings.
 #[derive(Debug, Default)]
 pub struct CommandProcessorEngine {
     watchers: Arc<SignalWatchers>,
@@ -40,8 +41,16 @@ impl QueueEngine for CommandProcessorEngine {
             "{PROCESSOR_THREAD_PREFIX}{}-q{}",
             spec.gpu_id, spec.queue_id
         );
-        let processor = Processor::new(spec, control.clone(), self.watchers.clone());
-        let thread = ProcessorThread::spawn(&name, move || processor.run());
+        let thread = match spec.format {
+            RingFormat::Aql => {
+                let processor = Processor::new(spec, control.clone(), self.watchers.clone());
+                ProcessorThread::spawn(&name, move || processor.run())
+            }
+            RingFormat::Pm4 => {
+                let processor = Pm4Processor::new(spec, control.clone(), self.watchers.clone());
+                ProcessorThread::spawn(&name, move || processor.run())
+            }
+        };
         let thread = match thread {
             Ok(thread) => Some(thread),
             Err(error) => {

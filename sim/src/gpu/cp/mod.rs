@@ -1,5 +1,5 @@
-//! The command processor: the part of the GPU that consumes AQL packets from user-mode queues
-//! (aql.md §7), modelled as one thread per queue.
+//! The command processor: the part of the GPU that consumes AQL packets (aql.md §7) and PM4
+//! command streams from user-mode queues, modelled as one thread per queue.
 //!
 //! The kernel-driver model starts a queue through [`CommandProcessorEngine`] (a
 //! [`QueueEngine`](crate::gpu::queue::QueueEngine)) at CREATE_QUEUE and forwards doorbell writes,
@@ -16,7 +16,11 @@
 //! - `decode`: header checks and packet kinds;
 //! - `kernel_dispatch`: dispatch validation and the scratch check;
 //! - `barrier`: barrier-AND, barrier-OR and barrier-value conditions;
-//! - `pm4`: AMD vendor PM4 indirect buffers;
+//! - `pm4`: PM4 command decoding (AMD vendor packets' indirect buffers, PM4 rings);
+//! - `memory_commands`: the PM4 memory, fence and interrupt commands both queue kinds run;
+//! - `compute_registers`: a PM4 queue's compute registers and the dispatches they describe;
+//! - `pm4_queue`: the processor of a PM4 compute queue (`KFD_IOC_QUEUE_TYPE_COMPUTE`);
+//! - `abandon`: why a processor stopped short of completing a packet;
 //! - `fence`: acquire and release fences;
 //! - `signal`: completion signals, timestamps, mailboxes and interrupts;
 //! - [`queue_error`]: the errors posted to `queue_inactive_signal`;
@@ -26,13 +30,17 @@
 //!   unloaded);
 //! - `engine`: the public engine and the handle the driver holds.
 
+mod abandon;
 mod barrier;
+mod compute_registers;
 mod decode;
 mod device_memory;
 mod engine;
 mod fence;
 mod kernel_dispatch;
+mod memory_commands;
 mod pm4;
+mod pm4_queue;
 mod processor;
 mod queue_descriptor;
 pub mod queue_error;

@@ -45,6 +45,7 @@ use crate::gpu::vm::MemoryFault;
 
 /// PM4 type-3 opcodes the model knows.
 mod opcode {
+    pub(super) const DISPATCH_DIRECT: u8 = 0x15;
     pub(super) const PRED_EXEC: u8 = 0x23;
     pub(super) const NOP: u8 = 0x10;
     pub(super) const WRITE_DATA: u8 = 0x37;
@@ -53,6 +54,8 @@ mod opcode {
     pub(super) const EVENT_WRITE: u8 = 0x46;
     pub(super) const RELEASE_MEM: u8 = 0x49;
     pub(super) const ACQUIRE_MEM: u8 = 0x58;
+    pub(super) const SET_SH_REG: u8 = 0x76;
+    pub(super) const SET_UCONFIG_REG: u8 = 0x79;
 }
 
 /// The NBIO register `BIF_BX_PF0_GPU_HDP_FLUSH_REQ` and the `..._DONE` after it, as dword
@@ -67,6 +70,8 @@ const HDP_FLUSH_DONE: u32 = HDP_FLUSH_REQ + 1;
 const TYPE2_FILLER: u32 = 0x8000_0000;
 /// INDIRECT_BUFFER dword 3: the IB is valid.
 const IB_VALID: u32 = 1 << 23;
+/// INDIRECT_BUFFER dword 3: CHAIN (the IB replaces the rest of the current one).
+const IB_CHAIN: u32 = 1 << 20;
 
 /// The PM4 header fields: type (31:30), count (29:16, body dwords − 1), opcode (15:8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,14 +111,19 @@ impl IndirectBuffer {
         if header.kind != 3 || header.opcode != opcode::INDIRECT_BUFFER || header.body_dwords != 3 {
             return Err(QueueError::UnsupportedVendorPacket);
         }
-        let va = u64::from(dword(2) & !3) | u64::from(dword(3) & 0xFFFF) << 32;
-        let control = dword(4);
+        Ok(Self::from_body(dword(2), dword(3), dword(4)))
+    }
+
+    /// The buffer an `INDIRECT_BUFFER` body names: IB_BASE_LO bits 31:2, IB_BASE_HI bits
+    /// 15:0, IB_SIZE bits 19:0 (dwords), VALID bit 23.
+    fn from_body(base_lo: u32, base_hi: u32, control: u32) -> Self {
+        let va = u64::from(base_lo & !3) | u64::from(base_hi & 0xFFFF) << 32;
         let dwords = if control & IB_VALID != 0 {
             u64::from(control & 0xF_FFFF)
         } else {
             0
         };
-        Ok(Self { va, dwords })
+        Self { va, dwords }
     }
 }
 
@@ -161,6 +171,35 @@ pub(crate) enum Pm4Command {
         /// Context id of the interrupt, if one is requested.
         interrupt: Option<u32>,
     },
+    /// Write consecutive registers (`SET_SH_REG`, `SET_UCONFIG_REG`).
+    SetRegisters {
+        /// Which space `offset` is in.
+        space: RegisterSpace,
+        /// Dword offset of the first register from the start of the space.
+        offset: u32,
+        /// One value per register, from `offset` on.
+        values: Vec<u32>,
+    },
+    /// `DISPATCH_DIRECT`: launch a grid from the compute registers.
+    DispatchDirect {
+        /// DIM_X, DIM_Y, DIM_Z: workgroups (or work-items, with
+        /// COMPUTE_DISPATCH_INITIATOR.USE_THREAD_DIMENSIONS) per dimension.
+        dimensions: [u32; 3],
+        /// The COMPUTE_DISPATCH_INITIATOR value.
+        initiator: u32,
+    },
+    /// `INDIRECT_BUFFER`: execute another buffer of commands, then continue here.
+    IndirectBuffer(IndirectBuffer),
+}
+
+/// Which register space a `SET_*_REG` packet writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RegisterSpace {
+    /// `SET_SH_REG`: persistent shader state, offsets from `PACKET3_SET_SH_REG_START`.
+    Sh,
+    /// `SET_UCONFIG_REG`: user-configuration registers, offsets from
+    /// `PACKET3_SET_UCONFIG_REG_START`.
+    Uconfig,
 }
 
 /// RELEASE_MEM DATA_SEL.
@@ -192,13 +231,23 @@ impl Pm4Command {
     }
 }
 
-/// A cursor over an indirect buffer's commands.
+/// A cursor over a stream of PM4 commands: an indirect buffer, or the part of a PM4 ring
+/// between its read and write pointers.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Pm4Reader {
+    /// Byte position of the next command in the stream (for an IB, its GPU address; for a
+    /// ring, the read pointer in bytes, growing without wrapping).
     next: u64,
+    /// Where the stream's commands end (same units as `next`).
     end: u64,
+    /// For a ring: its GPU address and size in bytes (a power of two); positions wrap in it.
+    ring: Option<(u64, u64)>,
     /// The XCCs the queue runs on, as a `PRED_EXEC` DEVICE_SELECT mask.
     xcc_mask: u32,
+}
+
+fn xcc_mask(xccs: u32) -> u32 {
+    1u32.checked_shl(xccs).map_or(u32::MAX, |bit| bit - 1)
 }
 
 impl Pm4Reader {
@@ -207,12 +256,37 @@ impl Pm4Reader {
         Self {
             next: ib.va,
             end: ib.va + 4 * ib.dwords,
-            xcc_mask: 1u32.checked_shl(xccs).map_or(u32::MAX, |bit| bit - 1),
+            ring: None,
+            xcc_mask: xcc_mask(xccs),
         }
     }
 
-    fn dword(memory: &mut DeviceMemory, va: u64) -> Result<u32, MemoryFault> {
-        memory.load_u32(va, Ordering::Relaxed)
+    /// Read a PM4 ring of `ring_bytes` bytes at `ring_va` from dword `read` up to dword
+    /// `write` (pointers that grow without wrapping). A command whose body is not yet all
+    /// below `write` is not read: [`next_command`](Self::next_command) stops before it.
+    pub(crate) fn ring(ring_va: u64, ring_bytes: u64, read: u64, write: u64, xccs: u32) -> Self {
+        Self {
+            next: 4 * read,
+            end: 4 * write,
+            ring: Some((ring_va, ring_bytes)),
+            xcc_mask: xcc_mask(xccs),
+        }
+    }
+
+    /// For a ring: the read pointer (in dwords) after the commands read so far.
+    pub(crate) fn ring_position(&self) -> u64 {
+        self.next / 4
+    }
+
+    fn va(&self, position: u64) -> u64 {
+        match self.ring {
+            Some((va, bytes)) => va + (position & (bytes - 1)),
+            None => position,
+        }
+    }
+
+    fn dword_at(&self, memory: &mut DeviceMemory, position: u64) -> Result<u32, MemoryFault> {
+        memory.load_u32(self.va(position), Ordering::Relaxed)
     }
 
     /// The next command to execute, or `None` at the end of the buffer.
@@ -224,7 +298,7 @@ impl Pm4Reader {
             if self.next >= self.end {
                 return Ok(None);
             }
-            let word = Self::dword(memory, self.next)?;
+            let word = self.dword_at(memory, self.next)?;
             if word >> 30 == TYPE2_FILLER >> 30 {
                 // Type-2: a single filler dword (CP_PACKET2 plus padding bits).
                 self.next += 4;
@@ -233,18 +307,25 @@ impl Pm4Reader {
             let header = Pm4Header::parse(word);
             let body = self.next + 4;
             let after = body + 4 * header.body_dwords;
+            if after > self.end && self.ring.is_some() && header.kind == 3 {
+                // Not all written yet: stop before it until the write pointer moves on.
+                return Ok(None);
+            }
             if header.kind != 3 || after > self.end {
                 return Err(QueueError::UnsupportedVendorPacket);
             }
             self.next = after;
+            let reader = *self;
             let at = |i: u64| body + 4 * i;
+            let dword =
+                |memory: &mut DeviceMemory, position: u64| reader.dword_at(memory, position);
             let command = match (header.opcode, header.body_dwords) {
                 (opcode::NOP, _) => continue,
                 (opcode::PRED_EXEC, 1) => {
                     // Dword 1: EXEC_COUNT in bits 13:0, DEVICE_SELECT in bits 31:24
                     // (tinygrad's `pred_exec`; the firmware's exact field widths are not
                     // documented publicly, unsure).
-                    let control = Self::dword(memory, at(0))?;
+                    let control = dword(memory, at(0))?;
                     let exec_count = u64::from(control & 0x3FFF);
                     let device_select = control >> 24;
                     if device_select & self.xcc_mask == 0 {
@@ -257,16 +338,54 @@ impl Pm4Reader {
                     continue;
                 }
                 (opcode::ACQUIRE_MEM | opcode::EVENT_WRITE, _) => Pm4Command::Fence,
+                (opcode::SET_SH_REG | opcode::SET_UCONFIG_REG, n) if n >= 2 => {
+                    let space = if header.opcode == opcode::SET_SH_REG {
+                        RegisterSpace::Sh
+                    } else {
+                        RegisterSpace::Uconfig
+                    };
+                    Pm4Command::SetRegisters {
+                        space,
+                        // Dword 1: the register offset in bits 15:0 (soc15d.h); the bits
+                        // above (INDEX) select variants the model does not know.
+                        offset: match dword(memory, at(0))? {
+                            word if word >> 16 == 0 => word,
+                            _ => return Err(QueueError::UnsupportedVendorPacket),
+                        },
+                        values: (1..n)
+                            .map(|i| dword(memory, at(i)))
+                            .collect::<Result<Vec<_>, _>>()?,
+                    }
+                }
+                (opcode::DISPATCH_DIRECT, 4) => Pm4Command::DispatchDirect {
+                    dimensions: [
+                        dword(memory, at(0))?,
+                        dword(memory, at(1))?,
+                        dword(memory, at(2))?,
+                    ],
+                    initiator: dword(memory, at(3))?,
+                },
+                (opcode::INDIRECT_BUFFER, 3) => {
+                    let control = dword(memory, at(2))?;
+                    if control & IB_CHAIN != 0 {
+                        return Err(QueueError::UnsupportedVendorPacket);
+                    }
+                    Pm4Command::IndirectBuffer(IndirectBuffer::from_body(
+                        dword(memory, at(0))?,
+                        dword(memory, at(1))?,
+                        control,
+                    ))
+                }
                 (opcode::WRITE_DATA, n) if n >= 4 => {
-                    let control = Self::dword(memory, at(0))?;
+                    let control = dword(memory, at(0))?;
                     let dst_sel = (control >> 8) & 0xF;
                     if !matches!(dst_sel, 1 | 2 | 5) {
                         return Err(QueueError::UnsupportedVendorPacket);
                     }
-                    let va = u64::from(Self::dword(memory, at(1))? & !3)
-                        | u64::from(Self::dword(memory, at(2))?) << 32;
+                    let va = u64::from(dword(memory, at(1))? & !3)
+                        | u64::from(dword(memory, at(2))?) << 32;
                     let data = (3..n)
-                        .map(|i| Self::dword(memory, at(i)))
+                        .map(|i| dword(memory, at(i)))
                         .collect::<Result<Vec<_>, _>>()?;
                     Pm4Command::WriteData {
                         va,
@@ -275,17 +394,17 @@ impl Pm4Reader {
                     }
                 }
                 (opcode::WAIT_REG_MEM, 6) => {
-                    let control = Self::dword(memory, at(0))?;
+                    let control = dword(memory, at(0))?;
                     let mem_space = (control >> 4) & 0x3;
                     let operation = (control >> 6) & 0x3;
                     let hdp_flush = mem_space == 0
                         && operation == 1
-                        && Self::dword(memory, at(1))? == HDP_FLUSH_REQ
-                        && Self::dword(memory, at(2))? == HDP_FLUSH_DONE;
+                        && dword(memory, at(1))? == HDP_FLUSH_REQ
+                        && dword(memory, at(2))? == HDP_FLUSH_DONE;
                     if hdp_flush {
                         return Ok(Some(Pm4Command::HdpFlush {
-                            reference: Self::dword(memory, at(3))?,
-                            mask: Self::dword(memory, at(4))?,
+                            reference: dword(memory, at(3))?,
+                            mask: dword(memory, at(4))?,
                             function: (control & 0x7) as u8,
                         }));
                     }
@@ -293,19 +412,19 @@ impl Pm4Reader {
                         return Err(QueueError::UnsupportedVendorPacket);
                     }
                     Pm4Command::WaitMemory {
-                        va: u64::from(Self::dword(memory, at(1))? & !3)
-                            | u64::from(Self::dword(memory, at(2))?) << 32,
-                        reference: Self::dword(memory, at(3))?,
-                        mask: Self::dword(memory, at(4))?,
+                        va: u64::from(dword(memory, at(1))? & !3)
+                            | u64::from(dword(memory, at(2))?) << 32,
+                        reference: dword(memory, at(3))?,
+                        mask: dword(memory, at(4))?,
                         function: (control & 0x7) as u8,
                     }
                 }
                 (opcode::RELEASE_MEM, 7) => {
-                    let control = Self::dword(memory, at(1))?;
+                    let control = dword(memory, at(1))?;
                     let data_sel = control >> 29;
                     let int_sel = (control >> 24) & 0x7;
-                    let lo = Self::dword(memory, at(4))?;
-                    let hi = Self::dword(memory, at(5))?;
+                    let lo = dword(memory, at(4))?;
+                    let hi = dword(memory, at(5))?;
                     let data = match data_sel {
                         0 => ReleaseData::None,
                         1 => ReleaseData::Low32(lo),
@@ -315,11 +434,9 @@ impl Pm4Reader {
                     };
                     Pm4Command::ReleaseMem {
                         data,
-                        va: u64::from(Self::dword(memory, at(2))?)
-                            | u64::from(Self::dword(memory, at(3))?) << 32,
-                        interrupt: (int_sel != 0)
-                            .then(|| Self::dword(memory, at(6)))
-                            .transpose()?,
+                        va: u64::from(dword(memory, at(2))?)
+                            | u64::from(dword(memory, at(3))?) << 32,
+                        interrupt: (int_sel != 0).then(|| dword(memory, at(6))).transpose()?,
                     }
                 }
                 _ => return Err(QueueError::UnsupportedVendorPacket),

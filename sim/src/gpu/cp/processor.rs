@@ -26,16 +26,18 @@
 //! save). DESTROY_QUEUE aborts a running dispatch through the shader core's abort flag.
 
 use std::sync::Arc;
-use std::sync::atomic::{Ordering, fence};
+use std::sync::atomic::Ordering;
 
 use aql::{QueueProperties, RawPacket};
 
+use super::abandon::Abandon;
 use super::barrier::BarrierCondition;
 use super::decode::{Command, Packet, decode};
 use super::device_memory::DeviceMemory;
 use super::fence;
 use super::kernel_dispatch;
-use super::pm4::{IndirectBuffer, Pm4Command, Pm4Reader, ReleaseData};
+use super::memory_commands::{self, CommandContext};
+use super::pm4::{IndirectBuffer, Pm4Reader};
 use super::queue_descriptor::QueueDescriptor;
 use super::queue_error::QueueError;
 use super::ring::{Fetched, Ring};
@@ -47,27 +49,6 @@ use crate::gpu::memory_poll::Backoff;
 use crate::gpu::queue::QueueSpec;
 use crate::gpu::target::GfxTarget;
 use crate::gpu::vm::MemoryFault;
-
-/// Why a packet was not completed.
-#[derive(Debug)]
-enum Abandon {
-    /// A queue error: report it and halt.
-    Error(QueueError),
-    /// The queue is being destroyed: touch nothing more.
-    Destroyed,
-}
-
-impl From<QueueError> for Abandon {
-    fn from(error: QueueError) -> Self {
-        Self::Error(error)
-    }
-}
-
-impl From<MemoryFault> for Abandon {
-    fn from(fault: MemoryFault) -> Self {
-        Self::Error(QueueError::MemoryViolation(fault))
-    }
-}
 
 /// Whether the queue processes packets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -305,88 +286,28 @@ impl Processor {
         Ok(start)
     }
 
-    /// Poll `condition` until it holds, parked between polls with a capped backoff (woken
-    /// early by doorbells and by other processors' signal updates). Suspension parks without
-    /// polling; DESTROY_QUEUE abandons the wait.
+    /// Poll `condition` until it holds (see `memory_commands::wait_until`).
     fn wait_until(
         &mut self,
-        mut condition: impl FnMut(&mut DeviceMemory) -> Result<bool, QueueError>,
+        condition: impl FnMut(&mut DeviceMemory) -> Result<bool, QueueError>,
     ) -> Result<(), Abandon> {
-        let mut backoff = Backoff::new();
-        loop {
-            if self.control.stopped() {
-                return Err(Abandon::Destroyed);
-            }
-            let (ticket, _, config) = self.control.observe();
-            if config.suspended() {
-                self.control.park(ticket, None);
-                continue;
-            }
-            if condition(&mut self.memory)? {
-                return Ok(());
-            }
-            self.control.park(ticket, Some(backoff.step()));
-        }
+        memory_commands::wait_until(&self.control, &mut self.memory, condition)
     }
 
-    /// Execute the commands of a PM4 indirect buffer (see `pm4`).
+    /// Execute the commands of a PM4 indirect buffer (see `pm4`): the memory commands only;
+    /// register writes, dispatches and nested indirect buffers are not executed from an AQL
+    /// queue's vendor packet.
     fn run_indirect_buffer(&mut self, ib: IndirectBuffer) -> Result<(), Abandon> {
         let mut reader = Pm4Reader::new(ib, self.xccs);
         while let Some(command) = reader.next_command(&mut self.memory)? {
-            match command {
-                Pm4Command::Fence => fence(Ordering::SeqCst),
-                Pm4Command::WriteData {
-                    va,
-                    one_address,
-                    data,
-                } => {
-                    for (i, word) in data.into_iter().enumerate() {
-                        let at = if one_address { va } else { va + 4 * i as u64 };
-                        self.memory.store_u32(at, word, Ordering::Release)?;
-                    }
-                }
-                Pm4Command::WaitMemory {
-                    va,
-                    reference,
-                    mask,
-                    function,
-                } => self.wait_until(|memory| {
-                    let value = memory.load_u32(va, Ordering::Acquire)?;
-                    Ok(Pm4Command::wait_holds(function, value, mask, reference))
-                })?,
-                Pm4Command::HdpFlush {
-                    reference,
-                    mask,
-                    function,
-                } => {
-                    fence(Ordering::SeqCst);
-                    self.wait_until(|_| {
-                        Ok(Pm4Command::wait_holds(function, reference, mask, reference))
-                    })?;
-                }
-                Pm4Command::ReleaseMem {
-                    data,
-                    va,
-                    interrupt,
-                } => {
-                    fence(Ordering::SeqCst);
-                    match data {
-                        ReleaseData::None => {}
-                        ReleaseData::Low32(value) => {
-                            self.memory.store_u32(va, value, Ordering::Release)?;
-                        }
-                        ReleaseData::Full64(value) => {
-                            self.memory.store_u64(va, value, Ordering::Release)?;
-                        }
-                        ReleaseData::Timestamp => {
-                            self.memory
-                                .store_u64(va, gpu_timestamp(), Ordering::Release)?;
-                        }
-                    }
-                    if let Some(context_id) = interrupt {
-                        self.interrupts.end_of_pipe(context_id);
-                    }
-                }
+            let mut context = CommandContext {
+                memory: &mut self.memory,
+                control: &self.control,
+                watchers: &self.watchers,
+                interrupts: &*self.interrupts,
+            };
+            if context.execute(command)?.is_some() {
+                return Err(QueueError::UnsupportedVendorPacket.into());
             }
         }
         Ok(())

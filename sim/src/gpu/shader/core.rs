@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::gpu::dispatch::{
-    DispatchError, DispatchRequest, DispatchStats, InterruptSink, ShaderCore,
+    DispatchError, DispatchRequest, DispatchStats, InterruptSink, RegisterDispatch, ShaderCore,
 };
 use crate::gpu::shader::exec::{Apertures, Shared};
 use crate::gpu::shader::launch::Launch;
@@ -182,6 +182,39 @@ impl ShaderCore for Gfx9ShaderCore {
         }
         let mut mem = DeviceMemory::new(vm);
         let launch = Launch::new(request, &mut mem)?;
+        self.run(launch, vm, interrupts, abort)
+    }
+
+    fn dispatch_registers(
+        &self,
+        request: &RegisterDispatch,
+        vm: &dyn GpuVm,
+        interrupts: &dyn InterruptSink,
+        abort: &AtomicBool,
+    ) -> Result<DispatchStats, DispatchError> {
+        if !request.target.is_gfx9() {
+            return Err(DispatchError::IllegalInstruction {
+                pc: request.entry,
+                encoding: Vec::new(),
+                mnemonic: format!(
+                    "{} code: the GFX9 shader core executes gfx90a and gfx942 code only",
+                    request.target.name()
+                ),
+            });
+        }
+        self.run(Launch::from_registers(request)?, vm, interrupts, abort)
+    }
+}
+
+impl Gfx9ShaderCore {
+    /// Run every workgroup of `launch` (however the CP set it up).
+    fn run(
+        &self,
+        launch: Launch,
+        vm: &dyn GpuVm,
+        interrupts: &dyn InterruptSink,
+        abort: &AtomicBool,
+    ) -> Result<DispatchStats, DispatchError> {
         let total = launch.total_groups();
         if total == 0 {
             return Ok(DispatchStats::default());

@@ -7,7 +7,7 @@
 use amdgpu_loader::KernelDescriptor;
 use amdgpu_loader::kernel_descriptor::{UserSgpr, rsrc1, rsrc2};
 
-use crate::gpu::dispatch::{DispatchError, DispatchRequest};
+use crate::gpu::dispatch::{DispatchError, DispatchRequest, RegisterDispatch};
 use crate::gpu::shader::memory::DeviceMemory;
 use crate::gpu::shader::wave::{FLAT_SCRATCH, LANES, Wave, mode};
 use crate::gpu::target::GfxTarget;
@@ -59,6 +59,43 @@ fn invalid(msg: impl Into<String>) -> DispatchError {
     DispatchError::InvalidCodeObject(msg.into())
 }
 
+/// MODE at launch from COMPUTE_PGM_RSRC1: FP_ROUND 3:0, FP_DENORM 7:4, DX10_CLAMP 8, IEEE 9.
+fn mode_from_rsrc1(rsrc1_v: u32) -> u32 {
+    rsrc1::FLOAT_ROUND_MODE_32.get(rsrc1_v)
+        | rsrc1::FLOAT_ROUND_MODE_16_64.get(rsrc1_v) << 2
+        | rsrc1::FLOAT_DENORM_MODE_32.get(rsrc1_v) << mode::DENORM_32_SHIFT
+        | rsrc1::FLOAT_DENORM_MODE_16_64.get(rsrc1_v) << mode::DENORM_16_64_SHIFT
+        | if rsrc1::GFX6_GFX11_ENABLE_DX10_CLAMP.get(rsrc1_v) != 0 {
+            mode::DX10_CLAMP
+        } else {
+            0
+        }
+        | if rsrc1::GFX6_GFX11_ENABLE_IEEE_MODE.get(rsrc1_v) != 0 {
+            mode::IEEE
+        } else {
+            0
+        }
+}
+
+/// Bytes of LDS per unit of COMPUTE_PGM_RSRC2.LDS_SIZE on GFX9 (128 dwords).
+const LDS_GRANULE_BYTES: u32 = 512;
+/// Bytes per unit of COMPUTE_TMPRING_SIZE.WAVESIZE on GFX9 (256 dwords per wave).
+const TMPRING_WAVESIZE_BYTES: u64 = 1024;
+
+/// Workgroups per dimension and the checks both launch paths make on the shape.
+fn shape(workgroup: [u32; 3], grid: [u32; 3]) -> Result<([u32; 3], u64), DispatchError> {
+    if workgroup.contains(&0) {
+        return Err(invalid("a workgroup size of 0"));
+    }
+    let wg_items: u64 = workgroup.iter().map(|&v| u64::from(v)).product();
+    if wg_items > MAX_WORKGROUP_SIZE {
+        return Err(invalid(format!(
+            "{wg_items} work-items per workgroup (max 1024)"
+        )));
+    }
+    Ok(([0, 1, 2].map(|i| grid[i].div_ceil(workgroup[i])), wg_items))
+}
+
 impl Launch {
     /// Read the kernel descriptor through `mem` and work out the launch state of `request`.
     pub fn new(request: &DispatchRequest, mem: &mut DeviceMemory) -> Result<Self, DispatchError> {
@@ -76,16 +113,7 @@ impl Launch {
             u32::from(packet.workgroup_size_z),
         ];
         let grid = [packet.grid_size_x, packet.grid_size_y, packet.grid_size_z];
-        if workgroup.contains(&0) {
-            return Err(invalid("a workgroup size of 0"));
-        }
-        let wg_items: u64 = workgroup.iter().map(|&v| u64::from(v)).product();
-        if wg_items > MAX_WORKGROUP_SIZE {
-            return Err(invalid(format!(
-                "{wg_items} work-items per workgroup (max 1024)"
-            )));
-        }
-        let groups = [0, 1, 2].map(|i| grid[i].div_ceil(workgroup[i]));
+        let (groups, wg_items) = shape(workgroup, grid)?;
         let lds_bytes = packet.group_segment_size;
         if lds_bytes > request.lds_bytes_per_workgroup {
             return Err(invalid(format!(
@@ -161,21 +189,7 @@ impl Launch {
                 .max(kd.enabled_user_sgpr_count() as usize)
                 .min(16),
         );
-        // MODE from RSRC1: FP_ROUND 3:0, FP_DENORM 7:4, DX10_CLAMP 8, IEEE 9.
-        let mode = rsrc1::FLOAT_ROUND_MODE_32.get(rsrc1_v)
-            | rsrc1::FLOAT_ROUND_MODE_16_64.get(rsrc1_v) << 2
-            | rsrc1::FLOAT_DENORM_MODE_32.get(rsrc1_v) << mode::DENORM_32_SHIFT
-            | rsrc1::FLOAT_DENORM_MODE_16_64.get(rsrc1_v) << mode::DENORM_16_64_SHIFT
-            | if rsrc1::GFX6_GFX11_ENABLE_DX10_CLAMP.get(rsrc1_v) != 0 {
-                mode::DX10_CLAMP
-            } else {
-                0
-            }
-            | if rsrc1::GFX6_GFX11_ENABLE_IEEE_MODE.get(rsrc1_v) != 0 {
-                mode::IEEE
-            } else {
-                0
-            };
+        let mode = mode_from_rsrc1(rsrc1_v);
         Ok(Self {
             target: request.target,
             entry,
@@ -193,6 +207,48 @@ impl Launch {
             scratch_wave_bytes,
             scratch_slots,
             architected_flat_scratch,
+        })
+    }
+
+    /// The launch state of a register-programmed dispatch (PM4 `DISPATCH_DIRECT`): the CP
+    /// reads no kernel descriptor, so the user SGPRs are `COMPUTE_USER_DATA_*` as written (as
+    /// many as RSRC2.USER_SGPR says), LDS is RSRC2.LDS_SIZE, and each wave's scratch slot comes
+    /// from COMPUTE_TMPRING_SIZE (WAVES slots of WAVESIZE KiB) at the base of
+    /// COMPUTE_DISPATCH_SCRATCH_BASE (architected flat scratch; on gfx90a the kernel finds its
+    /// scratch through the buffer descriptor and flat-scratch values in its user SGPRs, and
+    /// only the wave offset comes from here).
+    pub fn from_registers(request: &RegisterDispatch) -> Result<Self, DispatchError> {
+        let (groups, wg_items) = shape(request.workgroup, request.grid)?;
+        let lds_bytes = rsrc2::GRANULATED_LDS_SIZE.get(request.rsrc2) * LDS_GRANULE_BYTES;
+        if lds_bytes > request.lds_bytes_per_workgroup {
+            return Err(invalid(format!(
+                "RSRC2.LDS_SIZE asks {lds_bytes} bytes of LDS, a workgroup has {}",
+                request.lds_bytes_per_workgroup
+            )));
+        }
+        let user_sgpr_count = rsrc2::USER_SGPR_COUNT.get(request.rsrc2) as usize;
+        if user_sgpr_count > request.user_data.len() {
+            return Err(invalid(format!("{user_sgpr_count} user SGPRs (max 16)")));
+        }
+        let tmpring = request.tmpring_size;
+        let scratch_wave_bytes = u64::from((tmpring >> 12) & 0x1FFF) * TMPRING_WAVESIZE_BYTES;
+        Ok(Self {
+            target: request.target,
+            entry: request.entry,
+            workgroup: request.workgroup,
+            grid: request.grid,
+            groups,
+            waves_per_group: (wg_items as u32).div_ceil(LANES as u32),
+            lds_bytes,
+            user_sgprs: request.user_data[..user_sgpr_count].to_vec(),
+            system_sgpr_base: user_sgpr_count,
+            rsrc2: request.rsrc2,
+            workitem_id_dims: rsrc2::ENABLE_VGPR_WORKITEM_ID.get(request.rsrc2).min(2),
+            mode: mode_from_rsrc1(request.rsrc1),
+            scratch_base: request.scratch_base,
+            scratch_wave_bytes,
+            scratch_slots: u64::from(tmpring & 0xFFF),
+            architected_flat_scratch: request.target == GfxTarget::Gfx942,
         })
     }
 
