@@ -4,11 +4,11 @@
 //! The paths are the library's public calls, timed from the host; nothing here is logic a
 //! library user would need.
 
+mod chain;
 mod compare;
 mod copies;
 mod figures;
 mod floor;
-mod chain;
 mod hip;
 mod host;
 mod loaded;
@@ -319,7 +319,11 @@ fn own_paths(iterations: usize) -> Result<Vec<Figure>, Error> {
             .into(),
     });
 
-    copies::measure(&device, &gpu, iterations, &mut figures)?;
+    // A copy path that fails (a 256 MiB copy past its limit on a machine loaded many times
+    // over) must not take the figures measured before it along: say so and go on.
+    if let Err(error) = copies::measure(&device, &gpu, iterations, &mut figures) {
+        eprintln!("aqueduct bench: the copy paths stopped: {error}");
+    }
 
     progress("load an executable");
     let mut loads = Vec::new();

@@ -105,10 +105,7 @@ fn build(processor: &str) -> Result<PathBuf, String> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("starting {}: {e}", hipcc.display()))?;
-    finished(
-        watch::watch(child, BUILD_DEADLINE, BUILD_DEADLINE),
-        "hipcc",
-    )?;
+    finished(watch::watch(child, BUILD_DEADLINE, BUILD_DEADLINE), "hipcc")?;
     Ok(program)
 }
 
