@@ -14,7 +14,7 @@ use std::sync::atomic::{Ordering, fence};
 
 use crate::abi::mmap_offset::{self, DOORBELL_SIZE, DOORBELLS_PER_PROCESS, MmapType};
 use crate::error::{Error, Result};
-use crate::sys::{MapFlags, MmapAdvise, ProtFlags, Sys};
+use crate::sys::{DoorbellNotifier, MapFlags, MmapAdvise, ProtFlags, Sys};
 
 /// Bytes of a process' doorbell slice on GFX9+ with `page_size`-byte pages.
 pub fn doorbell_slice_size(page_size: usize) -> usize {
@@ -127,6 +127,7 @@ impl DoorbellPage {
             page: Arc::clone(self),
             ptr,
             notify: self.sys.doorbell_needs_notify(),
+            notifier: self.sys.doorbell_notifier(ptr),
         })
     }
 }
@@ -170,6 +171,9 @@ pub struct Doorbell {
     page: Arc<DoorbellPage>,
     ptr: NonNull<u64>,
     notify: bool,
+    /// The other side's handle on this doorbell, resolved when the doorbell was made (the
+    /// simulator's command processor); `None` on hardware.
+    notifier: Option<Arc<dyn DoorbellNotifier>>,
 }
 
 // SAFETY: see DoorbellPage; a doorbell is rung with volatile stores only.
@@ -188,7 +192,9 @@ impl Doorbell {
         // SAFETY: `ptr` points at an aligned u64 inside the live doorbell mapping (kept alive
         // by `page`); a volatile store is how device registers are written.
         unsafe { self.ptr.as_ptr().write_volatile(value) };
-        if self.notify {
+        if let Some(notifier) = &self.notifier {
+            notifier.rung(value);
+        } else if self.notify {
             self.page.sys.notify_doorbell(self.ptr, value);
         }
     }

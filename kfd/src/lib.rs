@@ -62,4 +62,4 @@ pub use memory::{Allocation, BufferObject, GpuMapping, MemoryKind};
 pub use queue::{Queue, QueueConfig, QueueMemory};
 pub use render_node::RenderNodeOpener;
 pub use sdma_queue::{SdmaEngines, SdmaQueue, SubmitRefusal};
-pub use sys::{Backend, Sys};
+pub use sys::{Backend, DoorbellNotifier, Sys};

@@ -14,6 +14,7 @@ use std::num::NonZeroUsize;
 use std::os::fd::RawFd;
 use std::path::Path;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 pub use nix::fcntl::OFlag;
 pub use nix::sys::mman::{MapFlags, MmapAdvise, ProtFlags};
@@ -136,4 +137,21 @@ pub trait Sys: Send + Sync + fmt::Debug {
     fn notify_doorbell(&self, doorbell: NonNull<u64>, value: u64) {
         let _ = (doorbell, value);
     }
+
+    /// What [`Sys::notify_doorbell`] does for the doorbell at `doorbell`, resolved once: a
+    /// [`Doorbell`](crate::Doorbell) asks when it is made (after CREATE_QUEUE) and then tells
+    /// the returned notifier of each store, with no lookup per store. `None` (the default, and
+    /// hardware's answer): call [`Sys::notify_doorbell`] per store if
+    /// [`Sys::doorbell_needs_notify`] says so.
+    fn doorbell_notifier(&self, doorbell: NonNull<u64>) -> Option<Arc<dyn DoorbellNotifier>> {
+        let _ = doorbell;
+        None
+    }
+}
+
+/// Told of every store to one doorbell ([`Sys::doorbell_notifier`]): the simulator's handle on
+/// the command processor behind it. Never used on hardware, where the store reaches the GPU.
+pub trait DoorbellNotifier: Send + Sync + fmt::Debug {
+    /// `value` was just stored to the doorbell.
+    fn rung(&self, value: u64);
 }

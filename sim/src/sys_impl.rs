@@ -10,6 +10,7 @@ use std::num::NonZeroUsize;
 use std::os::fd::RawFd;
 use std::path::{Component, Path};
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use kfd::ioctl::Opcode;
 use kfd::sys::{Backend, MapFlags, MmapAdvise, OFlag, ProtFlags, Sys};
@@ -18,6 +19,7 @@ use kfd::{Errno, Linux};
 use crate::driver::files::FileKind;
 use crate::driver::kfd_ioctl::kfd_ioctl;
 use crate::driver::mmap::{MmapRequest, kfd_mmap, render_mmap};
+use crate::driver::process::CachedDoorbell;
 use crate::driver::render_node::drm_ioctl;
 use crate::driver::topology::{Entry, SysfsPath, classify};
 use crate::machine::Machine;
@@ -241,5 +243,14 @@ impl Sys for Machine {
         if let Some(runner) = slice.runner_at(offset) {
             runner.doorbell_rung(value);
         }
+    }
+
+    fn doorbell_notifier(&self, doorbell: NonNull<u64>) -> Option<Arc<dyn kfd::DoorbellNotifier>> {
+        let (slice, offset) = self
+            .inner
+            .cpu_mappings
+            .doorbell_at(doorbell.as_ptr() as usize)?;
+        let cached = CachedDoorbell::resolve(slice, offset)?;
+        Some(Arc::new(cached))
     }
 }

@@ -4,10 +4,12 @@
 //! The paths are the library's public calls, timed from the host; nothing here is logic a
 //! library user would need.
 
+mod chain;
 mod compare;
 mod copies;
 mod figures;
 mod floor;
+mod hip;
 mod host;
 mod loaded;
 mod report;
@@ -22,7 +24,7 @@ use aqueduct::{
 
 pub use compare::{Against, ROCR_LIBRARY, Runtime, child};
 pub use report::Format;
-use report::{Figure, Run};
+use report::{Figure, HipStatus, Run};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -91,23 +93,39 @@ pub enum Scope {
 
 /// Measure every path of `scope` `iterations` times (at least 10) and print the figures;
 /// with `against`, also aqueduct's and ROCr's figures for the same paths, side by side, and an
-/// HSA library's on ROCr's paths if it names one (see `compare`).
+/// HSA library's on ROCr's paths if it names one (see `compare`); with `hip`, HIP's figures
+/// for the launch paths beside aqueduct's (see `hip`).
 pub fn run(
     iterations: usize,
     format: Format,
     against: Option<Against<'_>>,
     scope: Scope,
+    hip: bool,
 ) -> Result<(), Error> {
     let iterations = iterations.max(10);
-    let figures = match scope {
+    let mut figures = match scope {
         Scope::Every => own_paths(iterations)?,
         Scope::Comparison => Vec::new(),
     };
     let device = Device::open()?;
     let description = device.description().to_owned();
     let simulated = device.is_simulated();
-    let target = device.gpus()?[0].target_id.to_string();
+    let gpu = device.gpus()?[0].clone();
+    let target = gpu.target_id.to_string();
     drop(device);
+    let mut hip_not_measured = None;
+    if hip {
+        progress("HIP's launch paths (building the HIP program with hipcc)");
+        match hip::measure(gpu.target_id.processor.name, iterations, &figures) {
+            hip::HipSide::Measured(hip_figures) => figures.extend(hip_figures),
+            hip::HipSide::NotMeasured(why) => hip_not_measured = Some(why),
+        }
+    }
+    let hip_status = match (&hip_not_measured, hip) {
+        (_, false) => HipStatus::NotAsked,
+        (None, true) => HipStatus::Measured,
+        (Some(why), true) => HipStatus::NotMeasured(why),
+    };
     let comparison = against
         .map(|against| compare::run(iterations, against.rocr, against.library))
         .transpose()?;
@@ -122,6 +140,7 @@ pub fn run(
             host: &host,
             comparison: comparison.as_ref(),
             comparison_only: scope == Scope::Comparison,
+            hip: hip_status,
         },
         format,
     );
@@ -262,6 +281,9 @@ fn own_paths(iterations: usize) -> Result<Vec<Figure>, Error> {
     progress("prepared launches and command-list replays, host cost");
     host_costs(&device, &queue, &empty, iterations, &mut figures)?;
 
+    progress("launch host cost, a 10-kernel chain, its command list (HIP's paths)");
+    chain::measure(&queue, &empty, iterations, &mut figures)?;
+
     progress("host ↔ device signal ping-pong");
     let ping = device.signal(1)?;
     let pong = device.signal(1)?;
@@ -297,7 +319,11 @@ fn own_paths(iterations: usize) -> Result<Vec<Figure>, Error> {
             .into(),
     });
 
-    copies::measure(&device, &gpu, iterations, &mut figures)?;
+    // A copy path that fails (a 256 MiB copy past its limit on a machine loaded many times
+    // over) must not take the figures measured before it along: say so and go on.
+    if let Err(error) = copies::measure(&device, &gpu, iterations, &mut figures) {
+        eprintln!("aqueduct bench: the copy paths stopped: {error}");
+    }
 
     progress("load an executable");
     let mut loads = Vec::new();

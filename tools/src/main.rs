@@ -81,6 +81,14 @@ enum Command {
         /// (what the soaks under load run).
         #[arg(long, requires = "rocr")]
         comparison_only: bool,
+        /// Also measure HIP's launch paths (hipLaunchKernel host cost, launch +
+        /// hipDeviceSynchronize, back-to-back launches, a 10-kernel chain, hipGraphLaunch of
+        /// the chain captured from a stream) with a HIP program this run builds with hipcc,
+        /// and print them beside aqueduct's (ids hip_*). Without hipcc or a GPU for HIP the
+        /// run says why and goes on. On the simulator, run under the interposer:
+        /// AQUEDUCT_BACKEND=hw sim/preload/run-under.sh target/release/aqueduct bench --hip
+        #[arg(long, verbatim_doc_comment)]
+        hip: bool,
     },
     /// One runtime's side of `bench --rocr`, in a fresh process: prints its samples as JSON.
     #[command(hide = true)]
@@ -131,6 +139,7 @@ fn main() -> ExitCode {
             rocr_library,
             rocr_from,
             comparison_only,
+            hip,
         } => bench::run(
             iterations,
             match (json, markdown) {
@@ -147,6 +156,7 @@ fn main() -> ExitCode {
             } else {
                 bench::Scope::Every
             },
+            hip,
         ),
         Command::BenchChild {
             runtime,

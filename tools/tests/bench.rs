@@ -41,13 +41,17 @@ fn bench_with(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 /// Every path issue 12's figure table (and issue 26's copy paths) asks `aqueduct bench` for,
 /// by id.
-const PATHS: [&str; 23] = [
+const PATHS: [&str; 27] = [
     "dispatch_spin",
     "dispatch_event_wait",
     "packets_batched",
     "dispatch_back_to_back",
     "prepared_launch",
     "command_list_replay",
+    "launch_host",
+    "chain_10",
+    "command_list_chain_10_host",
+    "command_list_chain_10",
     "signal_ping_pong",
     "wakeup_floor",
     "memcpy_1m",

@@ -336,4 +336,11 @@ impl Sys for FaultingSys {
     fn notify_doorbell(&self, doorbell: NonNull<u64>, value: u64) {
         self.inner.notify_doorbell(doorbell, value);
     }
+
+    fn doorbell_notifier(
+        &self,
+        doorbell: NonNull<u64>,
+    ) -> Option<std::sync::Arc<dyn kfd::DoorbellNotifier>> {
+        self.inner.doorbell_notifier(doorbell)
+    }
 }

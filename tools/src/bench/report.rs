@@ -26,6 +26,11 @@ impl Figure {
     pub fn percentile(&self, p: f64) -> f64 {
         percentile(&self.samples, p)
     }
+
+    /// The median of `samples` (nearest rank; 0 without samples).
+    pub fn median_of(samples: &[f64]) -> f64 {
+        percentile(samples, 0.5)
+    }
 }
 
 /// The `p`-quantile (0 ≤ p ≤ 1) of `samples`, nearest rank; 0 without samples.
@@ -66,6 +71,20 @@ pub struct Run<'a> {
     pub comparison: Option<&'a Comparison>,
     /// Whether only the comparison was measured (`--comparison-only`).
     pub comparison_only: bool,
+    /// HIP's side (`--hip`).
+    pub hip: HipStatus<'a>,
+}
+
+/// Whether HIP's side was asked for (`--hip`), and why it was not measured if it was not (its
+/// figures, when measured, are among the others, ids `hip_…`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HipStatus<'a> {
+    /// No `--hip`.
+    NotAsked,
+    /// Measured.
+    Measured,
+    /// Asked for but not measured: why.
+    NotMeasured(&'a str),
 }
 
 impl Run<'_> {
@@ -83,6 +102,11 @@ impl Run<'_> {
             ),
             None => machine,
         };
+        let hip = if self.hip == HipStatus::NotAsked {
+            ""
+        } else {
+            " --hip"
+        };
         let rocr = self.comparison.map_or_else(String::new, |c| {
             use std::fmt::Write as _;
             let mut flags = " --rocr".to_owned();
@@ -98,7 +122,7 @@ impl Run<'_> {
             flags
         });
         format!(
-            "{machine}aqueduct bench --iterations {}{rocr}",
+            "{machine}aqueduct bench --iterations {}{hip}{rocr}",
             self.iterations
         )
     }
@@ -161,6 +185,9 @@ pub fn print(figures: &[Figure], run: &Run<'_>, format: Format) {
                     f.unit
                 );
             }
+            if let HipStatus::NotMeasured(why) = run.hip {
+                println!("HIP: {why}");
+            }
             if let Some(comparison) = run.comparison {
                 print!("\n{}", comparison_table(comparison));
             }
@@ -203,6 +230,13 @@ fn json(figures: &[Figure], run: &Run<'_>) -> serde_json::Value {
         },
         "figures": rows,
         "comparison": run.comparison.map(comparison_json),
+        "hip": match run.hip {
+            HipStatus::NotAsked => serde_json::Value::Null,
+            HipStatus::Measured => serde_json::json!({ "status": "measured" }),
+            HipStatus::NotMeasured(why) => {
+                serde_json::json!({ "status": "not_measured", "reason": why })
+            }
+        },
     })
 }
 
@@ -502,6 +536,9 @@ fn markdown(figures: &[Figure], run: &Run<'_>) -> String {
             run.command()
         );
     }
+    if let HipStatus::NotMeasured(why) = run.hip {
+        let _ = writeln!(out, "\nHIP's side (`--hip`): {why}.");
+    }
     if let Some(comparison) = run.comparison {
         out.push_str(&comparison_markdown(comparison, &run.command()));
     }
@@ -559,6 +596,7 @@ mod tests {
             host: &host,
             comparison: None,
             comparison_only: false,
+            hip: HipStatus::NotAsked,
         };
         let text = markdown(&[figure_of(&[12.345, 11.0, 13.0])], &run);
         assert!(

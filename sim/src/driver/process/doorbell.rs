@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use kfd::Errno;
@@ -22,6 +22,9 @@ pub(crate) struct QueueRunner {
     pub(super) running: Box<dyn RunningQueue>,
     /// The doorbell value [`DoorbellSlice::poll`] saw last ([`NO_DOORBELL_STORE`] before any).
     pub(super) polled: AtomicU64,
+    /// Whether the runner listens on its doorbell (from attach to detach): a
+    /// [`CachedDoorbell`] that finds it cleared looks the doorbell up again.
+    attached: AtomicBool,
 }
 
 /// What a doorbell holds from CREATE_QUEUE until the first store: a value no AQL producer
@@ -36,6 +39,7 @@ impl QueueRunner {
         Self {
             running,
             polled: AtomicU64::new(NO_DOORBELL_STORE),
+            attached: AtomicBool::new(false),
         }
     }
 
@@ -135,6 +139,7 @@ impl DoorbellSlice {
         // only ever accessed with atomic operations.
         unsafe { AtomicU64::from_ptr(self.doorbell_ptr(index).as_ptr()) }
             .store(NO_DOORBELL_STORE, Ordering::Release);
+        runner.attached.store(true, Ordering::Release);
         self.runners
             .write()
             .unwrap_or_else(PoisonError::into_inner)
@@ -142,10 +147,14 @@ impl DoorbellSlice {
     }
 
     pub(crate) fn detach(&self, index: u32) {
-        self.runners
+        let runner = self
+            .runners
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&index);
+        if let Some(runner) = runner {
+            runner.attached.store(false, Ordering::Release);
+        }
     }
 
     /// Look at every attached doorbell and wake the queues whose doorbell holds a value it did
@@ -177,6 +186,51 @@ impl DoorbellSlice {
             .unwrap_or_else(PoisonError::into_inner)
             .get(&index)
             .cloned()
+    }
+}
+
+/// A doorbell of a slice with the queue that listens on it looked up once
+/// ([`kfd::Sys::doorbell_notifier`]): a store then reaches the command processor without a
+/// lock or a map lookup, as a store to a doorbell page reaches hardware's doorbell unit.
+///
+/// The doorbell belongs to whichever queue holds its index now: once the cached queue is
+/// destroyed (detached), each store looks the index up again, so a reused index reaches the
+/// new queue as on hardware.
+pub(crate) struct CachedDoorbell {
+    slice: Arc<DoorbellSlice>,
+    offset: usize,
+    runner: Arc<QueueRunner>,
+}
+
+impl CachedDoorbell {
+    /// The doorbell at byte `offset` of `slice`, if a queue listens on it now.
+    pub(crate) fn resolve(slice: Arc<DoorbellSlice>, offset: usize) -> Option<Self> {
+        let runner = slice.runner_at(offset)?;
+        Some(Self {
+            slice,
+            offset,
+            runner,
+        })
+    }
+}
+
+impl std::fmt::Debug for CachedDoorbell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedDoorbell")
+            .field("offset", &self.offset)
+            .finish_non_exhaustive()
+    }
+}
+
+impl kfd::DoorbellNotifier for CachedDoorbell {
+    fn rung(&self, value: u64) {
+        // A detach between this load and the ring reaches a stopped processor, as a store
+        // landing just before DESTROY_QUEUE would.
+        if self.runner.attached.load(Ordering::Acquire) {
+            self.runner.doorbell_rung(value);
+        } else if let Some(runner) = self.slice.runner_at(self.offset) {
+            runner.doorbell_rung(value);
+        }
     }
 }
 

@@ -24,7 +24,7 @@ use kfd::abi::{
 };
 use zerocopy::IntoBytes;
 
-pub(crate) use doorbell::DoorbellSlice;
+pub(crate) use doorbell::{CachedDoorbell, DoorbellSlice};
 pub(crate) use events::EventTable;
 pub(crate) use interrupts::ProcessInterrupts;
 pub(crate) use memory::Bo;

@@ -95,8 +95,9 @@ impl CommandContext<'_> {
     }
 
     /// Poll `condition` until it holds, parked between polls with a capped backoff (woken
-    /// early by doorbells and by other processors' signal updates). Suspension parks without
-    /// polling; DESTROY_QUEUE abandons the wait.
+    /// early by other processors' signal updates; doorbells, which change nothing it waits
+    /// for, count without waking it). Suspension parks without polling; DESTROY_QUEUE
+    /// abandons the wait.
     pub(crate) fn wait_until(
         &mut self,
         condition: impl FnMut(&mut DeviceMemory) -> Result<bool, QueueError>,
@@ -124,6 +125,6 @@ pub(crate) fn wait_until(
         if condition(memory)? {
             return Ok(());
         }
-        control.park(ticket, Some(backoff.step()));
+        control.park_polling_memory(ticket, backoff.step());
     }
 }

@@ -6,9 +6,9 @@
 //! that happened since (a doorbell, an update, a stop, a nudge) makes the park return at once,
 //! so a doorbell rung between "the ring looked empty" and "park" is never lost.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::gpu::queue::ProcessorProgress;
 
@@ -37,6 +37,26 @@ impl QueueConfig {
 /// began, and whether only an event can end it (no timeout).
 type Parked = Option<(Ticket, u64, bool)>;
 
+/// What `Control::sleeping` holds: the processor is awake (running, or spinning after work), so
+/// an event needs only to be counted.
+const AWAKE: u8 = 0;
+/// Parked (or about to park) until any event: a doorbell, an update, a stop, a nudge.
+const ASLEEP_UNTIL_ANY_EVENT: u8 = 1;
+/// Parked (or about to park) polling memory with a timeout (a barrier's condition): a doorbell
+/// does not change what it waits for, so only the other events wake it early. On hardware a
+/// doorbell only moves the write pointer of a CP that is busy waiting on a barrier.
+const ASLEEP_POLLING_MEMORY: u8 = 2;
+
+/// Where [`Control::park`] has got to, for tests that force an interleaving between its steps
+/// and an event from another thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ParkStep {
+    /// The park lock is held; the sleep is not yet announced.
+    BeforeAnnounce,
+    /// The sleep is announced; the last look at `events` has not happened.
+    Announced,
+}
+
 /// The events a processor last saw; parking with a stale ticket returns immediately.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Ticket(u64);
@@ -44,13 +64,15 @@ pub(crate) struct Ticket(u64);
 /// Shared between a queue's processor thread, its [`RunningQueue`](crate::gpu::queue::RunningQueue)
 /// handle and the engine (which nudges processors waiting on memory).
 ///
-/// The hot path is lock-free: a doorbell is two atomic read-modify-writes and a load, and it
-/// takes the lock and makes the futex system call only when the processor is parked (an
-/// eventcount). The processor announces that it is about to sleep (`sleeping`, sequentially
-/// consistent) before its last look at `events`, and an event bumps `events` (sequentially
-/// consistent) before it looks at `sleeping`, so at least one of the two sees the other: either
-/// the processor sees the new event and does not sleep, or the event sees the sleeper and wakes
-/// it under the lock it sleeps with, which it cannot miss.
+/// The hot path is lock-free: a doorbell is two atomic read-modify-writes, a store and a load,
+/// and it takes the lock and makes the futex system call only when the processor is parked
+/// and the doorbell is what it waits for (an eventcount). The processor announces that it is
+/// about to sleep (`sleeping`, sequentially consistent) before its last look at `events`, and an
+/// event bumps `events` (sequentially consistent) before it looks at `sleeping`, so at least one
+/// of the two sees the other: either the processor sees the new event and does not sleep, or the
+/// event sees the sleeper and wakes it under the lock it sleeps with, which it cannot miss.
+/// After work the processor spins for a while ([`Control::spin`]) before it parks, awake, so
+/// that a producer launching back to back pays no wake-up.
 #[derive(Debug)]
 pub(crate) struct Control {
     /// Counts every event that may let a parked processor make progress.
@@ -64,8 +86,11 @@ pub(crate) struct Control {
     config: Mutex<QueueConfig>,
     /// Looks begun ([`Control::observe`] calls).
     looks: AtomicU64,
-    /// Set while the processor is parked or about to park: an event must then wake it.
-    sleeping: AtomicBool,
+    /// [`AWAKE`], or how the processor is parked or about to park: an event it waits for
+    /// must then wake it.
+    sleeping: AtomicU8,
+    /// Wake-ups an event had to make (the lock and the futex call), for tests.
+    wakeups: AtomicU64,
     /// What the processor parked with; the lock `wake` sleeps with.
     parked: Mutex<Parked>,
     wake: Condvar,
@@ -95,7 +120,8 @@ impl Control {
             rung: AtomicBool::new(false),
             config: Mutex::new(config),
             looks: AtomicU64::new(0),
-            sleeping: AtomicBool::new(false),
+            sleeping: AtomicU8::new(AWAKE),
+            wakeups: AtomicU64::new(0),
             parked: Mutex::new(None),
             wake: Condvar::new(),
             abort: AtomicBool::new(false),
@@ -114,44 +140,54 @@ impl Control {
         *self.config.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Count an event, and wake the processor if it is parked.
-    fn signal(&self) {
+    /// Count an event, and wake the processor if it is parked waiting for it (a doorbell
+    /// wakes only a processor parked until any event).
+    fn signal(&self, doorbell: bool) {
         self.events.fetch_add(1, Ordering::SeqCst);
-        if self.sleeping.load(Ordering::SeqCst) {
+        let sleeping = self.sleeping.load(Ordering::SeqCst);
+        if sleeping == ASLEEP_UNTIL_ANY_EVENT || (sleeping == ASLEEP_POLLING_MEMORY && !doorbell) {
             // Taking the lock waits until the processor is inside `Condvar::wait` (or has
             // given up parking), so the notification cannot fall between its check and its
             // sleep.
             drop(self.parked());
             self.wake.notify_all();
+            self.wakeups.fetch_add(1, Ordering::Relaxed);
         }
     }
 
     /// The driver stored `value` to the queue's doorbell.
     pub(crate) fn ring_doorbell(&self, value: u64) {
         // Backward doorbell values (a slow producer ringing after a faster one) do not move
-        // the write index back; they still wake the processor.
+        // the write index back; they still count as an event.
         self.doorbell.fetch_max(value, Ordering::AcqRel);
         self.rung.store(true, Ordering::Release);
-        self.signal();
+        self.signal(true);
     }
 
     /// UPDATE_QUEUE.
     pub(crate) fn update(&self, config: QueueConfig) {
         *self.config.lock().unwrap_or_else(PoisonError::into_inner) = config;
-        self.signal();
+        self.signal(false);
     }
 
     /// DESTROY_QUEUE: stop the processor and abort a running dispatch.
     pub(crate) fn stop(&self) {
         self.abort.store(true, Ordering::SeqCst);
-        self.signal();
+        self.signal(false);
     }
 
     /// Wake the processor if it is waiting for memory another processor may have changed.
     pub(crate) fn nudge_if_polling(&self) {
         if self.polling_memory.load(Ordering::Acquire) {
-            self.signal();
+            self.signal(false);
         }
+    }
+
+    /// Wake-ups events have had to make so far (each a lock and a futex call on the thread
+    /// that caused the event).
+    #[cfg(test)]
+    fn wakeups(&self) -> u64 {
+        self.wakeups.load(Ordering::Relaxed)
     }
 
     /// The abort flag handed to the shader core.
@@ -196,9 +232,53 @@ impl Control {
         }
     }
 
+    /// Stay awake, spinning, until an event newer than `ticket` happens (true) or `until`
+    /// passes (false). While it spins the processor is not parked, so events (doorbells above
+    /// all) cost whoever causes them no wake-up; the price is the CPU it burns, which the
+    /// caller bounds.
+    pub(crate) fn spin(&self, ticket: Ticket, until: Instant) -> bool {
+        /// Looks at `events` between two reads of the clock.
+        const LOOKS_PER_ROUND: u32 = 16;
+        loop {
+            for _ in 0..LOOKS_PER_ROUND {
+                if self.stale(ticket) {
+                    return true;
+                }
+                std::hint::spin_loop();
+            }
+            if Instant::now() >= until {
+                return self.stale(ticket);
+            }
+            // Give the core to any other runnable thread between rounds: on a machine with
+            // fewer free cores than busy threads (the producer, the shader workers), a pure
+            // spin would hold the core the producer needs for a whole time slice.
+            std::thread::yield_now();
+        }
+    }
+
     /// Park until an event newer than `ticket` happens or `timeout` passes (no timeout: only
     /// an event ends the park). Returns at once if the queue is stopping.
     pub(crate) fn park(&self, ticket: Ticket, timeout: Option<Duration>) {
+        self.park_with(ticket, timeout, ASLEEP_UNTIL_ANY_EVENT, &mut |_| {});
+    }
+
+    /// Park while polling memory that no doorbell changes (a barrier's condition): until an
+    /// event other than a doorbell (an update, a stop, another processor's signal update)
+    /// happens after `ticket`, or `timeout` passes. Doorbells rung meanwhile are not lost:
+    /// they count, and the processor sees them at its next look.
+    pub(crate) fn park_polling_memory(&self, ticket: Ticket, timeout: Duration) {
+        self.park_with(ticket, Some(timeout), ASLEEP_POLLING_MEMORY, &mut |_| {});
+    }
+
+    /// [`Control::park`] as `asleep` says, calling `step` at each step of the protocol (tests
+    /// run the other side of a race there).
+    fn park_with(
+        &self,
+        ticket: Ticket,
+        timeout: Option<Duration>,
+        asleep: u8,
+        step: &mut dyn FnMut(ParkStep),
+    ) {
         if self.stale(ticket) {
             return;
         }
@@ -213,8 +293,10 @@ impl Control {
             self.pollers.fetch_add(1, Ordering::SeqCst);
             self.polling_memory.store(true, Ordering::SeqCst);
         }
+        step(ParkStep::BeforeAnnounce);
         // Announce the sleep before the last look at `events` (see the type's documentation).
-        self.sleeping.store(true, Ordering::SeqCst);
+        self.sleeping.store(asleep, Ordering::SeqCst);
+        step(ParkStep::Announced);
         let still_waiting = |_: &mut Parked| !self.stale(ticket);
         let mut parked = match timeout {
             Some(timeout) => {
@@ -228,7 +310,7 @@ impl Control {
                 .wait_while(parked, still_waiting)
                 .unwrap_or_else(PoisonError::into_inner),
         };
-        self.sleeping.store(false, Ordering::SeqCst);
+        self.sleeping.store(AWAKE, Ordering::SeqCst);
         *parked = None;
         drop(parked);
         if polling {
@@ -378,6 +460,118 @@ mod tests {
         // A stale ticket does not sleep, so it does not say so.
         control.park(ticket, None);
         assert_eq!(control.progress().asleep_after_look, None);
+    }
+
+    // The wake-up protocol's races, each interleaving forced step by step (the other side of
+    // the race runs at a named step of the park). They can fail by hanging (a lost wake-up):
+    // the watchdog makes that a failure.
+
+    #[test]
+    fn a_doorbell_before_the_sleep_is_announced_is_seen_by_the_last_look() {
+        within(DEFAULT_DEADLINE, || {
+            let control = Arc::new(Control::new(config()));
+            let (ticket, ..) = control.observe();
+            let mut step = |step: ParkStep| {
+                if step == ParkStep::BeforeAnnounce {
+                    // The whole doorbell, on another thread, while the processor holds the
+                    // park lock but has not announced its sleep: it sees an awake processor
+                    // and only counts itself.
+                    let ringer = control.clone();
+                    std::thread::spawn(move || ringer.ring_doorbell(4))
+                        .join()
+                        .unwrap();
+                }
+            };
+            control.park_with(ticket, None, ASLEEP_UNTIL_ANY_EVENT, &mut step);
+            assert_eq!(control.wakeups(), 0, "an awake processor needs no wake-up");
+            assert_eq!(control.observe().1, Some(4));
+        });
+    }
+
+    #[test]
+    fn a_doorbell_between_the_announcement_and_the_last_look_is_not_lost() {
+        within(DEFAULT_DEADLINE, || {
+            let control = Arc::new(Control::new(config()));
+            let (ticket, ..) = control.observe();
+            let mut ringer = None;
+            let mut step = |step: ParkStep| {
+                if step == ParkStep::Announced {
+                    // The doorbell counts itself after the announcement and before the last
+                    // look (then it sees the sleeper and waits for the park lock, which the
+                    // processor holds until it is inside the wait or has given up).
+                    let other = control.clone();
+                    ringer = Some(std::thread::spawn(move || other.ring_doorbell(6)));
+                    assert!(test_support::wait::until(Duration::from_secs(30), || {
+                        control.events.load(Ordering::SeqCst) != ticket.0
+                    }));
+                }
+            };
+            control.park_with(ticket, None, ASLEEP_UNTIL_ANY_EVENT, &mut step);
+            ringer.expect("the ringer ran").join().unwrap();
+            assert_eq!(control.observe().1, Some(6));
+        });
+    }
+
+    #[test]
+    fn a_doorbell_while_the_processor_spins_ends_the_spin_without_a_wakeup() {
+        within(DEFAULT_DEADLINE, || {
+            let control = Arc::new(Control::new(config()));
+            let (ticket, ..) = control.observe();
+            let ringer = {
+                let control = control.clone();
+                std::thread::spawn(move || control.ring_doorbell(2))
+            };
+            // Far longer than the watchdog: only the doorbell ends it.
+            assert!(control.spin(ticket, Instant::now() + Duration::from_secs(3600)));
+            ringer.join().unwrap();
+            assert_eq!(control.wakeups(), 0);
+            // A spin whose window has passed says so at once.
+            let (ticket, ..) = control.observe();
+            assert!(!control.spin(ticket, Instant::now()));
+        });
+    }
+
+    #[test]
+    fn a_doorbell_does_not_wake_a_processor_polling_memory_but_an_update_does() {
+        within(DEFAULT_DEADLINE, || {
+            let control = Arc::new(Control::new(config()));
+            let (ticket, ..) = control.observe();
+            let poller = {
+                let control = control.clone();
+                // Far longer than the watchdog: only a wake-up ends it.
+                std::thread::spawn(move || {
+                    control.park_polling_memory(ticket, Duration::from_secs(3600));
+                })
+            };
+            assert!(test_support::wait::until(Duration::from_secs(30), || {
+                control.progress().asleep_after_look == Some(1)
+            }));
+            control.ring_doorbell(3);
+            assert_eq!(control.wakeups(), 0, "a doorbell woke a barrier wait");
+            control.update(config());
+            assert_eq!(control.wakeups(), 1);
+            poller.join().unwrap();
+            // The doorbell was counted all the same.
+            assert_eq!(control.observe().1, Some(3));
+        });
+    }
+
+    #[test]
+    fn a_doorbell_wakes_a_processor_parked_until_any_event() {
+        within(DEFAULT_DEADLINE, || {
+            let control = Arc::new(Control::new(config()));
+            let (ticket, ..) = control.observe();
+            let sleeper = {
+                let control = control.clone();
+                std::thread::spawn(move || control.park(ticket, None))
+            };
+            assert!(test_support::wait::until(Duration::from_secs(30), || {
+                control.progress().asleep_after_look == Some(1)
+            }));
+            control.ring_doorbell(1);
+            assert_eq!(control.wakeups(), 1);
+            sleeper.join().unwrap();
+        });
     }
 
     #[test]
