@@ -99,7 +99,11 @@ fn allocate(runtime: &Runtime, pool: u64, size: usize) -> Result<u64> {
     Ok(address)
 }
 
+/// Free the allocation at `ptr`; freeing null does nothing, as in ROCr (HIP frees null).
 fn free(runtime: &Runtime, ptr: *mut c_void) -> Result<Status> {
+    if ptr.is_null() {
+        return Ok(Status::SUCCESS);
+    }
     runtime
         .objects
         .memory
