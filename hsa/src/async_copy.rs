@@ -21,7 +21,6 @@ use aqueduct::{Buffer, Condition, CopyOrder, MemoryOrder, Pitched, Signal};
 
 use crate::copy_engines::CopiedBy;
 use crate::error::{Error, Result, entry};
-use crate::profiling::Times;
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
 
@@ -121,10 +120,7 @@ fn on_cpu(runtime: &Runtime, order: &Order, copy: impl FnOnce() -> Result<()>) -
     let end = crate::system::timestamp();
     let engines = &runtime.objects.copies;
     if engines.profiling() {
-        engines.record(
-            order.completion_handle,
-            CopiedBy::Host(Times { start, end }),
-        );
+        engines.record(order.completion_handle, CopiedBy::Host { start, end });
     }
     order.completion.sub(1, MemoryOrder::Release)?;
     Ok(())

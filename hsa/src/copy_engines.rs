@@ -11,7 +11,6 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use aqueduct::CopyQueue;
 
 use crate::error::{Error, Result};
-use crate::profiling::Times;
 use crate::runtime::Runtime;
 use crate::status::Status;
 
@@ -21,8 +20,13 @@ pub enum CopiedBy {
     /// The copy engine of this GPU agent (index), which stamped the signal's `start_ts` and
     /// `end_ts` in its ticks.
     Engine(usize),
-    /// The CPU (memory no engine reaches), timed in the system domain.
-    Host(Times),
+    /// The CPU (memory no engine reaches), timed in the system domain (ns).
+    Host {
+        /// When the copy started.
+        start: u64,
+        /// When it ended.
+        end: u64,
+    },
 }
 
 /// The copy queues, the profiling switch and the profiled signals.

@@ -125,7 +125,7 @@ pub unsafe extern "C" fn hsa_amd_profiling_get_async_copy_time(
         let live = crate::signal::signal(&runtime, signal)?;
         let times = match runtime.objects.copies.copied_by(signal) {
             None => return Err(Error::new(Status::ERROR, "no profiled copy completed it")),
-            Some(CopiedBy::Host(times)) => times,
+            Some(CopiedBy::Host { start, end }) => Times { start, end },
             Some(CopiedBy::Engine(agent)) => {
                 let stamps = live.timestamps()?;
                 let agent = crate::model::handle_of(agent);
