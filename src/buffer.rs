@@ -331,6 +331,13 @@ impl Buffer {
         })
     }
 
+    /// Whether `gpu` maps this buffer (the GPU it was made for, or one it was mapped on
+    /// since): whether that GPU's engines and kernels reach it.
+    pub fn is_mapped_on(&self, gpu: &GpuAgent) -> Result<bool> {
+        self.owned
+            .with(|state| Ok(state.bo.mapped_gpus().contains(&gpu.gpu_id)))
+    }
+
     /// The host address of the buffer's CPU mapping, for code that writes it directly.
     ///
     /// # Safety

@@ -50,7 +50,7 @@ pub mod signal;
 
 pub use agent::{CpuAgent, GpuAgent, MemoryLocation, MemoryPool, QueueLimits};
 pub use buffer::Buffer;
-pub use copy::{CopyOrder, CopyQueue};
+pub use copy::{CopyOrder, CopyQueue, Pitched};
 pub use device::{Device, MemoryFault};
 pub use error::{Error, ErrorKind, QueueError, Result};
 pub use executable::{Executable, Function, LoadOptions, Variable};

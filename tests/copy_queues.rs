@@ -1,7 +1,8 @@
 //! Copy queues through the safe API on the simulated SDMA engines: host ↔ private VRAM on the
 //! small-BAR preset (memory the CPU cannot map), fills, ordering by signals (a copy waits for
 //! a signal; its completion signal wakes a waiter through its event), timestamps, peer copies
-//! in a two-GPU hive, gfx942, argument errors before submission, and shutdown.
+//! in a two-GPU hive, gfx942, rectangles (one of more rows than one submission holds), times
+//! stamped in the completion signal, argument errors before submission, and shutdown.
 
 mod support;
 
@@ -9,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aqueduct::sim::{Machine, MachineConfig};
-use aqueduct::{Condition, CopyOrder, Device, ErrorKind, MemoryLocation};
+use aqueduct::{Condition, CopyOrder, Device, ErrorKind, MemoryLocation, Pitched};
 use support::{gpu, hive_device};
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(30));
@@ -121,6 +122,7 @@ fn a_copy_waits_for_a_dependency_and_stamps_its_times() {
                 after: &[&gate],
                 completion: Some(&done),
                 timestamps: Some(&stamps),
+                stamps_in_completion: false,
             },
         )
         .unwrap();
@@ -226,4 +228,81 @@ fn bad_arguments_are_refused_before_submission_and_shutdown_closes_the_queue() {
         queue.copy(&a, 0, &b, 0, 64, &none).unwrap_err().kind(),
         ErrorKind::Closed
     );
+}
+
+#[test]
+fn a_rectangle_is_copied_row_by_row_and_stamps_its_completion_signal() {
+    let (_machine, device) = device_on(MachineConfig::mi210());
+    let gpu = gpu(&device);
+    // 3000 rows: 21 000 dwords of copy packets, more than half the 64 KiB ring, so the copy
+    // goes in several submissions.
+    let (rows, src_pitch, dst_pitch, width) = (3000usize, 64usize, 48usize, 20usize);
+    let src = device
+        .alloc(&gpu, MemoryLocation::Device, rows * src_pitch)
+        .unwrap();
+    let dst = device
+        .alloc(&gpu, MemoryLocation::HostCoarse, (rows + 1) * dst_pitch)
+        .unwrap();
+    let bytes: Vec<u8> = (0..rows * src_pitch)
+        .map(|i| (i * 31 % 251) as u8)
+        .collect();
+    src.write(0, &bytes).unwrap();
+    dst.fill(0xEE).unwrap();
+    let done = device.signal(1).unwrap();
+    let queue = device.create_copy_queue(&gpu).unwrap();
+    let src_at = Pitched {
+        offset: 4,
+        pitch: src_pitch,
+        slice: 0,
+    };
+    let dst_at = Pitched {
+        offset: dst_pitch + 8,
+        pitch: dst_pitch,
+        slice: 0,
+    };
+    queue
+        .copy_rect(
+            &dst,
+            dst_at,
+            &src,
+            src_at,
+            [width, rows, 1],
+            &CopyOrder {
+                completion: Some(&done),
+                stamps_in_completion: true,
+                ..CopyOrder::default()
+            },
+        )
+        .unwrap();
+    done.wait(Condition::Eq, 0, WAIT).unwrap();
+    let out: Vec<u8> = dst.to_vec().unwrap();
+    for row in 0..rows {
+        let got = &out[(row + 1) * dst_pitch..(row + 2) * dst_pitch];
+        let want = &bytes[row * src_pitch + 4..row * src_pitch + 4 + width];
+        assert_eq!(&got[8..8 + width], want, "row {row}");
+        assert!(
+            got[..8].iter().chain(&got[8 + width..]).all(|&b| b == 0xEE),
+            "row {row} written outside its box"
+        );
+    }
+    let times = done.timestamps().unwrap();
+    assert!(times.start > 0 && times.start <= times.end, "{times:?}");
+    // A box past its buffer, and rows wider than their pitch, are refused before submission.
+    let order = CopyOrder::default();
+    let long = queue.copy_rect(&dst, dst_at, &src, src_at, [width, rows + 1, 1], &order);
+    assert_eq!(long.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let wide = queue.copy_rect(&dst, dst_at, &src, src_at, [dst_pitch + 1, 2, 1], &order);
+    assert_eq!(wide.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let unstamped = queue.copy_rect(
+        &dst,
+        dst_at,
+        &src,
+        src_at,
+        [width, 1, 1],
+        &CopyOrder {
+            stamps_in_completion: true,
+            ..CopyOrder::default()
+        },
+    );
+    assert_eq!(unstamped.unwrap_err().kind(), ErrorKind::InvalidArgument);
 }

@@ -11,12 +11,15 @@
 //! - `model`: the agents, pools and ISAs the info functions answer from;
 //! - `system`, `agent`, `isa`, `pool`, `extension`: the info functions;
 //! - `signal`, `queue`, `memory`, `executable`: the objects a program makes;
+//! - `async_copy`, `copy_engines`: asynchronous copies on the GPUs' copy engines;
 //! - `status`, `error`, `value`: statuses, the crate's error, attribute values.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod agent;
+pub mod async_copy;
 pub mod async_handlers;
+pub mod copy_engines;
 pub mod error;
 pub mod executable;
 pub mod exports;

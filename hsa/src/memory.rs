@@ -1,14 +1,14 @@
-//! Memory: allocation from pools and regions, access for other agents, copies and fills, and
-//! pointer info. Copies and fills run on the CPU over host-visible memory (or through the
-//! safe API's buffer reads and writes where the CPU cannot map it); `hsa_amd_memory_async_copy`
-//! waits for its dependencies, copies, then signals completion, before it returns.
+//! Memory: allocation from pools and regions, access for other agents, synchronous copies and
+//! fills, locking the program's memory, and pointer info. `hsa_memory_copy` and
+//! `hsa_amd_memory_fill` run on the CPU over host-visible memory (or through the safe API's
+//! buffer reads and writes where the CPU cannot map it); the asynchronous copies are in
+//! `async_copy`, on the copy engines.
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
-use aqueduct::{Buffer, Condition, GpuAgent, MemoryOrder};
+use aqueduct::{Buffer, GpuAgent};
 
 use crate::error::{Error, Result, entry};
 use crate::model::{handle_of, index_of};
@@ -22,6 +22,9 @@ pub struct Allocation {
     pub buffer: Buffer,
     /// The pool (index); `None` for the program's memory locked with `hsa_amd_memory_lock`.
     pub pool: Option<usize>,
+    /// For locked memory: how many locks hold it (a lock of a range already locked counts
+    /// one more instead of registering the pages again).
+    pub locks: usize,
 }
 
 /// The program's allocations by start address.
@@ -90,12 +93,17 @@ fn allocate(runtime: &Runtime, pool: u64, size: usize) -> Result<u64> {
         Allocation {
             buffer,
             pool: Some(index),
+            locks: 0,
         },
     );
     Ok(address)
 }
 
+/// Free the allocation at `ptr`; freeing null does nothing, as in ROCr (HIP frees null).
 fn free(runtime: &Runtime, ptr: *mut c_void) -> Result<Status> {
+    if ptr.is_null() {
+        return Ok(Status::SUCCESS);
+    }
     runtime
         .objects
         .memory
@@ -239,7 +247,7 @@ fn host_address(place: &Place) -> Result<Option<*mut u8>> {
 ///
 /// Each of `dst` and `src` is inside one allocation of this runtime with `size` bytes after
 /// it, or host memory of the program valid for `size` bytes.
-unsafe fn copy(runtime: &Runtime, dst: u64, src: u64, size: usize) -> Result<()> {
+pub(crate) unsafe fn copy(runtime: &Runtime, dst: u64, src: u64, size: usize) -> Result<()> {
     if size == 0 {
         return Ok(());
     }
@@ -298,50 +306,6 @@ pub unsafe extern "C" fn hsa_memory_copy(
         }
         // SAFETY: the caller's contract.
         unsafe { copy(&runtime, dst as u64, src as u64, size) }?;
-        Ok(Status::SUCCESS)
-    })
-}
-
-/// How long an asynchronous copy waits for one dependency before it reports an error.
-const DEPENDENCY_PATIENCE: Duration = Duration::from_secs(600);
-
-/// `hsa_amd_memory_async_copy`: wait for every dependency to reach 0, copy on the CPU, then
-/// decrement the completion signal, all before returning (the copy engines come later).
-///
-/// # Safety
-///
-/// As ROCr's: `dst` and `src` are valid for `size` bytes; `dep_signals` points to
-/// `num_dep_signals` handles.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn hsa_amd_memory_async_copy(
-    dst: *mut c_void,
-    _dst_agent: u64,
-    src: *const c_void,
-    _src_agent: u64,
-    size: usize,
-    num_dep_signals: u32,
-    dep_signals: *const u64,
-    completion_signal: u64,
-) -> Status {
-    entry("hsa_amd_memory_async_copy", || {
-        let runtime = runtime()?;
-        if dst.is_null() || src.is_null() || (num_dep_signals > 0 && dep_signals.is_null()) {
-            return Err(Error::invalid_argument("null pointer"));
-        }
-        let completion = crate::signal::signal(&runtime, completion_signal)?;
-        let deps = if num_dep_signals == 0 {
-            &[][..]
-        } else {
-            // SAFETY: `num_dep_signals` handles by the caller's contract.
-            unsafe { std::slice::from_raw_parts(dep_signals, num_dep_signals as usize) }
-        };
-        for &dep in deps {
-            let dep = crate::signal::signal(&runtime, dep)?;
-            dep.wait(Condition::Eq, 0, Some(DEPENDENCY_PATIENCE))?;
-        }
-        // SAFETY: the caller's contract.
-        unsafe { copy(&runtime, dst as u64, src as u64, size) }?;
-        completion.sub(1, MemoryOrder::Release)?;
         Ok(Status::SUCCESS)
     })
 }
@@ -534,13 +498,35 @@ unsafe fn lock(
             .filter_map(|a| a.gpu.as_ref())
             .collect();
     }
-    // SAFETY: the program keeps the memory mapped until it unlocks it (HSA's contract).
-    let buffer = unsafe { runtime.device.register_host_memory(&gpus, address, size) }?;
-    runtime
-        .objects
-        .memory
-        .lock()
-        .insert(buffer.gpu_address(), Allocation { buffer, pool: None });
+    // A range inside one already locked is counted, not registered again: ROCr (libhsakmt)
+    // counts registrations of a range it has, and HIP locks a pageable range a second time
+    // when its first try at a copy fails (a rectangle ROCr refuses). Registering again would
+    // map the same pages at the same GPU address twice, which the kernel refuses (EINVAL,
+    // an overlapping mapping). The table stays locked across the registration so that two
+    // threads locking one range do not both register it.
+    let mut map = runtime.objects.memory.lock();
+    let page_start = (host_ptr as u64) & !0xFFF;
+    let held = map
+        .range_mut(..=page_start)
+        .next_back()
+        .filter(|(start, a)| {
+            a.pool.is_none() && host_ptr as u64 + size as u64 <= **start + a.buffer.len() as u64
+        });
+    if let Some((_, allocation)) = held {
+        allocation.locks += 1;
+    } else {
+        // SAFETY: the program keeps the memory mapped until it unlocks it (HSA's contract).
+        let buffer = unsafe { runtime.device.register_host_memory(&gpus, address, size) }?;
+        map.insert(
+            buffer.gpu_address(),
+            Allocation {
+                buffer,
+                pool: None,
+                locks: 1,
+            },
+        );
+    }
+    drop(map);
     // SAFETY: non-null, valid for one write by the caller's contract.
     unsafe { agent_ptr.write(host_ptr) };
     Ok(Status::SUCCESS)
@@ -588,19 +574,23 @@ pub unsafe extern "C" fn hsa_amd_memory_lock_to_pool(
     })
 }
 
-/// `hsa_amd_memory_unlock`.
+/// `hsa_amd_memory_unlock`: one lock less on the range holding `host_ptr`; the last one
+/// unregisters it.
 #[unsafe(no_mangle)]
 pub extern "C" fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> Status {
     entry("hsa_amd_memory_unlock", || {
         let runtime = runtime()?;
-        let start = runtime
-            .objects
-            .memory
-            .containing(host_ptr as u64)
-            .filter(|(allocation, _)| allocation.pool.is_none())
-            .map(|(allocation, _)| allocation.buffer.gpu_address())
+        let mut map = runtime.objects.memory.lock();
+        let address = host_ptr as u64;
+        let (&start, allocation) = map
+            .range_mut(..=address)
+            .next_back()
+            .filter(|(start, a)| a.pool.is_none() && address < **start + a.buffer.len() as u64)
             .ok_or_else(|| Error::invalid_argument(format!("{host_ptr:p} is not locked")))?;
-        runtime.objects.memory.lock().remove(&start);
+        allocation.locks -= 1;
+        if allocation.locks == 0 {
+            map.remove(&start);
+        }
         Ok(Status::SUCCESS)
     })
 }

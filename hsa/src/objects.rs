@@ -4,6 +4,7 @@
 use unload_safe_thread::UnloadSafeThread;
 
 use crate::async_handlers::AsyncHandlers;
+use crate::copy_engines::CopyEngines;
 use crate::executable::Executables;
 use crate::memory::Allocations;
 use crate::queue::HsaQueue;
@@ -18,6 +19,8 @@ pub struct Objects {
     pub signals: Signals,
     /// Queues by `hsa_queue_t` address.
     pub queues: Table<HsaQueue>,
+    /// The copy engines' queues and copy profiling.
+    pub copies: CopyEngines,
     /// Memory the program allocated or locked.
     pub memory: Allocations,
     /// Code-object readers, executables and symbols.
@@ -33,6 +36,7 @@ impl Objects {
     pub fn close(&self) -> Vec<UnloadSafeThread> {
         let threads = [self.events.stop(), self.async_handlers.stop()];
         drop(self.queues.drain());
+        self.copies.close();
         drop(self.signals.doorbells.drain());
         drop(self.signals.signals.drain());
         self.executables.close();

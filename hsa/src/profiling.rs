@@ -1,9 +1,10 @@
-//! Dispatch profiling: queues whose CP writes start and end timestamps into completion
-//! signals, and those timestamps in the system domain (nanoseconds, `HSA_SYSTEM_INFO_TIMESTAMP`'s
+//! Dispatch and copy profiling: queues whose CP writes start and end timestamps into
+//! completion signals, copies the engines stamp likewise, and those timestamps in the system domain (nanoseconds, `HSA_SYSTEM_INFO_TIMESTAMP`'s
 //! unit), converted from GPU ticks by the GPU's counter frequency.
 
 use std::ffi::c_void;
 
+use crate::copy_engines::CopiedBy;
 use crate::error::{Error, Result, entry};
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
@@ -20,7 +21,7 @@ pub struct Times {
 }
 
 /// GPU ticks of `agent` in the system domain.
-fn to_system(runtime: &Runtime, agent: u64, ticks: u64) -> Result<u64> {
+pub(crate) fn to_system(runtime: &Runtime, agent: u64, ticks: u64) -> Result<u64> {
     let frequency = runtime
         .machine
         .agent(agent)
@@ -94,18 +95,19 @@ pub unsafe extern "C" fn hsa_amd_profiling_convert_tick_to_system_domain(
     })
 }
 
-/// `hsa_amd_profiling_async_copy_enable`: copies run on the CPU before their call returns,
-/// so there is nothing to switch on.
+/// `hsa_amd_profiling_async_copy_enable`: from now on the copy engines stamp each copy's
+/// completion signal with their start and end times (copies on the CPU are timed by it).
 #[unsafe(no_mangle)]
-pub extern "C" fn hsa_amd_profiling_async_copy_enable(_enable: bool) -> Status {
+pub extern "C" fn hsa_amd_profiling_async_copy_enable(enable: bool) -> Status {
     entry("hsa_amd_profiling_async_copy_enable", || {
-        runtime()?;
+        runtime()?.objects.copies.set_profiling(enable);
         Ok(Status::SUCCESS)
     })
 }
 
-/// `hsa_amd_profiling_get_async_copy_time`: a copy done on the CPU has no engine timestamps;
-/// both are the time of the query.
+/// `hsa_amd_profiling_get_async_copy_time`: the times of the last profiled copy that
+/// completed `signal`, in the system domain; `HSA_STATUS_ERROR` when no profiled copy
+/// completed it, as ROCr answers for a signal with no copy agent.
 ///
 /// # Safety
 ///
@@ -117,18 +119,24 @@ pub unsafe extern "C" fn hsa_amd_profiling_get_async_copy_time(
 ) -> Status {
     entry("hsa_amd_profiling_get_async_copy_time", || {
         let runtime = runtime()?;
-        crate::signal::signal(&runtime, signal)?;
         if time.is_null() {
             return Err(Error::invalid_argument("null time"));
         }
-        let now = crate::system::timestamp();
+        let live = crate::signal::signal(&runtime, signal)?;
+        let times = match runtime.objects.copies.copied_by(signal) {
+            None => return Err(Error::new(Status::ERROR, "no profiled copy completed it")),
+            Some(CopiedBy::Host { start, end }) => Times { start, end },
+            Some(CopiedBy::Engine(agent)) => {
+                let stamps = live.timestamps()?;
+                let agent = crate::model::handle_of(agent);
+                Times {
+                    start: to_system(&runtime, agent, stamps.start)?,
+                    end: to_system(&runtime, agent, stamps.end)?,
+                }
+            }
+        };
         // SAFETY: non-null, valid for one write by the caller's contract.
-        unsafe {
-            time.write(Times {
-                start: now,
-                end: now,
-            });
-        }
+        unsafe { time.write(times) };
         Ok(Status::SUCCESS)
     })
 }

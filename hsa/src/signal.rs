@@ -104,6 +104,7 @@ pub extern "C" fn hsa_signal_destroy(signal: u64) -> Status {
             .signals
             .remove(signal)
             .ok_or_else(|| Error::new(Status::INVALID_SIGNAL, format!("signal {signal:#x}")))?;
+        runtime.objects.copies.forget(signal);
         Ok(Status::SUCCESS)
     })
 }

@@ -5,7 +5,7 @@
 //!   library or finalizer is not loaded (`hsa_ext_null` in ROCr's `hsa_ext_interface.cpp`);
 //!   the agents' `HSA_AGENT_INFO_EXTENSIONS` say there are no images, so a client that asks
 //!   first (HIP does) never calls them;
-//! - IPC, SVM, graphics interop, rectangular copies, migration, deallocation callbacks,
+//! - IPC, SVM, graphics interop, migration, deallocation callbacks,
 //!   signal groups and the deprecated code-object queries: `HSA_STATUS_ERROR` (ROCr has no
 //!   single "unsupported" status for these; `HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED` is false);
 //! - variable definitions: `HSA_STATUS_ERROR_INVALID_SYMBOL_NAME` (aqueduct's loader resolves
@@ -67,7 +67,6 @@ unsupported! {
     hsa_amd_svm_prefetch_async => UNSERVED, "shared virtual memory is not served";
     hsa_amd_interop_map_buffer => UNSERVED, "graphics interop is not served";
     hsa_amd_interop_unmap_buffer => UNSERVED, "graphics interop is not served";
-    hsa_amd_memory_async_copy_rect => UNSERVED, "rectangular copies are not served";
     hsa_amd_memory_migrate => UNSERVED, "migration between pools is not served";
     hsa_amd_register_deallocation_callback => UNSERVED, "deallocation callbacks are not served";
     hsa_amd_deregister_deallocation_callback => UNSERVED, "deallocation callbacks are not served";

@@ -12,6 +12,11 @@
 //! - `hip_module`: `hipModuleLoadData` → `GetFunction` → `GetGlobal` → `ModuleLaunchKernel`
 //!   → `ModuleUnload`, twice;
 //! - `hip_printf`: device `printf` through HIP's hostcall buffer;
+//! - `hip_memcpy2d`: `hipMemcpy2D`/`hipMemcpy2DAsync`/`hipMemcpy3D` between pitched device
+//!   memory, pinned memory and pageable memory at an odd address (HIP locks the pageable
+//!   range twice: its first try, a rectangle on the copy engine, is refused as ROCr refuses an
+//!   unaligned base);
+//! - `hip_assert`: a failed device `assert` aborts the program with its message;
 //! - `hip_kernels` and `hip_streams_events` again on the small-BAR preset, where the CPU
 //!   cannot reach VRAM and HIP must learn so from the CPU agent's access to the VRAM pool;
 //! - `rocsparse_csrmv`, `rocrand_philox`: Debian's rocSPARSE and rocRAND (AMD's own kernels):
@@ -249,4 +254,40 @@ fn on_a_small_bar_gpu_hip_copies_through_the_gpu_instead_of_touching_vram() {
             .is_some_and(|line| line.starts_with("hip_streams_events: ok 100000 ")),
         "{streams:#?}"
     );
+}
+
+#[test]
+fn pitched_copies_between_device_pinned_and_pageable_memory_match_rocr() {
+    let Some(dir) = built("hip_memcpy2d") else {
+        return;
+    };
+    let ours = run(dir, "hip_memcpy2d", &[], true);
+    assert_eq!(ours, ["hip_memcpy2d: ok 301 67 512"], "{ours:#?}");
+    let rocr = run(dir, "hip_memcpy2d", &[], false);
+    assert_eq!(ours, rocr, "the same program over aqueduct and over ROCr");
+}
+
+#[test]
+fn a_failed_device_assert_aborts_the_program_with_its_message_as_over_rocr() {
+    let Some(dir) = built("hip_assert") else {
+        return;
+    };
+    let message = "Device-side assertion `v[i] < 100 && \"element too large\"' failed.";
+    for ours in [true, false] {
+        let mut command = Command::new(dir.join("hip_assert"));
+        command.current_dir(dir);
+        let output = run_on_simulator(command, ours);
+        let side = if ours { "aqueduct" } else { "ROCr" };
+        check_mapped("hip_assert", &output, ours);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success()
+                && stdout.contains("before")
+                && !stdout.contains("after")
+                && stderr.contains(message),
+            "hip_assert over {side} should abort with the assertion\n{}",
+            describe(&output)
+        );
+    }
 }

@@ -6,6 +6,10 @@
 //! signal (waking waiters through the signal's event, FENCE + TRAP). So a copy can wait for a
 //! kernel's completion signal and a kernel (a barrier packet) for a copy's.
 //!
+//! A rectangular copy ([`CopyQueue::copy_rect`]) is one linear copy per row; a submission too
+//! large for the ring goes in several pieces, in order (the engine runs its ring in order, so
+//! the waits come before the first piece and the completion after the last).
+//!
 //! Every argument is checked before anything is submitted: ranges inside their buffers, the
 //! buffers and signals of this queue's device, overlapping ranges of one buffer refused, the
 //! device open. At [`Device::shutdown`] copy queues are destroyed with the compute queues
@@ -24,6 +28,8 @@ use crate::signal::Signal;
 
 /// Offset of `value` in `amd_signal_t`.
 const SIGNAL_VALUE_OFFSET: u64 = 8;
+/// Offset of `start_ts` in `amd_signal_t` (`end_ts` follows).
+const SIGNAL_START_TS_OFFSET: u64 = 32;
 /// Ring size of a copy queue (ROCr uses 1 MiB; 64 KiB holds ~2300 copy packets).
 const RING_BYTES: u32 = 64 << 10;
 
@@ -58,6 +64,62 @@ pub struct CopyOrder<'a> {
     /// Where to store the GPU timestamps before and after the work (two u64 at this buffer's
     /// start, 8-byte aligned).
     pub timestamps: Option<&'a Buffer>,
+    /// Store the GPU timestamps before and after the work in the completion signal's
+    /// `start_ts` and `end_ts` (read back by [`Signal::timestamps`]), as ROCr's SDMA copies do
+    /// when copy profiling is on. Needs a completion signal.
+    pub stamps_in_completion: bool,
+}
+
+/// Where the box of a rectangular copy lies in a buffer: the byte offset of its first byte,
+/// and the bytes from one row to the next and from one slice to the next.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pitched {
+    /// Byte offset of the box's first byte in the buffer.
+    pub offset: usize,
+    /// Bytes between the starts of two rows.
+    pub pitch: usize,
+    /// Bytes between the starts of two slices.
+    pub slice: usize,
+}
+
+impl Pitched {
+    /// The offset of row `y` of slice `z`.
+    fn row(&self, y: usize, z: usize) -> usize {
+        self.offset + z * self.slice + y * self.pitch
+    }
+
+    /// One past the box's last byte for `extent`, checked to fit `len` bytes; rows must not be
+    /// wider than the pitch nor slices taller than the slice pitch (the box does not wrap).
+    fn end(&self, extent: [usize; 3], len: usize, what: &str) -> Result<usize> {
+        let [width, rows, slices] = extent;
+        if rows > 1 && width > self.pitch {
+            return Err(Error::InvalidArgument(format!(
+                "{what} rows of {width} bytes are wider than the pitch {}",
+                self.pitch
+            )));
+        }
+        if slices > 1 && rows.checked_mul(self.pitch).is_none_or(|h| h > self.slice) {
+            return Err(Error::InvalidArgument(format!(
+                "{what} slices of {rows} rows of {} bytes exceed the slice pitch {}",
+                self.pitch, self.slice
+            )));
+        }
+        let end = (slices - 1)
+            .checked_mul(self.slice)
+            .and_then(|z| (rows - 1).checked_mul(self.pitch).map(|y| (z, y)))
+            .and_then(|(z, y)| {
+                self.offset
+                    .checked_add(z)?
+                    .checked_add(y)?
+                    .checked_add(width)
+            });
+        match end {
+            Some(end) if end <= len => Ok(end),
+            _ => Err(Error::InvalidArgument(format!(
+                "the {what} box {extent:?} at {self:?} is outside its {len:#x}-byte buffer"
+            ))),
+        }
+    }
 }
 
 impl Device {
@@ -109,63 +171,83 @@ impl CopyQueue {
         Ok(signal.handle() + SIGNAL_VALUE_OFFSET)
     }
 
-    /// Build `work` between the order's waits, timestamps and completion, and submit it.
-    fn submit(&self, order: &CopyOrder<'_>, work: impl FnOnce(&mut Vec<u32>)) -> Result<()> {
-        let mut dwords = Vec::new();
+    /// Submit `pieces` (each whole packets) in order, after the order's waits and start
+    /// timestamps, then its end timestamps and completion; as few submissions as fit the ring.
+    fn submit_pieces(&self, order: &CopyOrder<'_>, pieces: Vec<Vec<u32>>) -> Result<()> {
+        let mut prologue = Vec::new();
         for signal in order.after {
-            sdma_packet::wait_zero(&mut dwords, self.check_signal(signal)?);
+            sdma_packet::wait_zero(&mut prologue, self.check_signal(signal)?);
         }
-        let stamps = match order.timestamps {
-            Some(buffer) => {
-                let va = self.check_buffer(buffer, 0, 16, "timestamp")?;
-                if va % 8 != 0 {
-                    return Err(Error::InvalidArgument(
-                        "timestamps need an 8-byte aligned buffer".to_owned(),
-                    ));
-                }
-                Some(va)
+        let mut stamps = Vec::new();
+        if let Some(buffer) = order.timestamps {
+            let va = self.check_buffer(buffer, 0, 16, "timestamp")?;
+            if va % 8 != 0 {
+                return Err(Error::InvalidArgument(
+                    "timestamps need an 8-byte aligned buffer".to_owned(),
+                ));
             }
-            None => None,
-        };
+            stamps.push(va);
+        }
         let completion = match order.completion {
             Some(signal) => Some((self.check_signal(signal)?, signal.event_mailbox()?)),
             None => None,
         };
-        if let Some(va) = stamps {
-            sdma_packet::timestamp(&mut dwords, va);
+        if order.stamps_in_completion {
+            let (value, _) = completion.ok_or_else(|| {
+                Error::InvalidArgument(
+                    "timestamps in the completion signal need a completion signal".to_owned(),
+                )
+            })?;
+            stamps.push(value - SIGNAL_VALUE_OFFSET + SIGNAL_START_TS_OFFSET);
         }
-        work(&mut dwords);
-        if let Some(va) = stamps {
-            sdma_packet::timestamp(&mut dwords, va + 8);
+        for &va in &stamps {
+            sdma_packet::timestamp(&mut prologue, va);
+        }
+        let mut epilogue = Vec::new();
+        for &va in &stamps {
+            sdma_packet::timestamp(&mut epilogue, va + 8);
         }
         if let Some((value, mailbox)) = completion {
-            sdma_packet::decrement(&mut dwords, value);
+            sdma_packet::decrement(&mut epilogue, value);
             if let Some((mailbox, event_id)) = mailbox {
-                sdma_packet::interrupt(&mut dwords, mailbox, event_id);
+                sdma_packet::interrupt(&mut epilogue, mailbox, event_id);
             }
         }
         self.owned.with(|state| {
             let queue = &state.queue;
-            if 4 * dwords.len() as u64 >= queue.ring_bytes() {
-                return Err(Error::InvalidArgument(format!(
-                    "one submission of {} bytes of SDMA packets does not fit the {}-byte ring",
-                    4 * dwords.len(),
-                    queue.ring_bytes()
-                )));
-            }
-            loop {
-                match queue.submit(&dwords) {
-                    Ok(_) => return Ok(()),
-                    Err(kfd::SubmitRefusal::TooLarge) => {
-                        return Err(Error::InvalidArgument(
-                            "the copy is too large for one submission".to_owned(),
-                        ));
-                    }
-                    // The engine frees room as it reads; earlier submissions always finish
-                    // unless they wait on signals nobody completes (the caller's deadlock).
-                    Err(kfd::SubmitRefusal::Full) => std::thread::yield_now(),
+            // Half the ring per submission: the engine reads one while the next is written.
+            let limit = (queue.ring_bytes() / 8) as usize;
+            let mut submissions = vec![prologue];
+            for piece in pieces.into_iter().chain([epilogue]) {
+                if piece.len() >= limit {
+                    return Err(Error::InvalidArgument(format!(
+                        "one piece of {} bytes of SDMA packets does not fit the {}-byte ring",
+                        4 * piece.len(),
+                        queue.ring_bytes()
+                    )));
+                }
+                match submissions.last_mut() {
+                    Some(last) if last.len() + piece.len() < limit => last.extend(piece),
+                    _ => submissions.push(piece),
                 }
             }
+            for dwords in submissions.iter().filter(|d| !d.is_empty()) {
+                loop {
+                    match queue.submit(dwords) {
+                        Ok(_) => break,
+                        Err(kfd::SubmitRefusal::TooLarge) => {
+                            return Err(Error::InvalidArgument(
+                                "the copy is too large for one submission".to_owned(),
+                            ));
+                        }
+                        // The engine frees room as it reads; earlier submissions always
+                        // finish unless they wait on signals nobody completes (the caller's
+                        // deadlock).
+                        Err(kfd::SubmitRefusal::Full) => std::thread::yield_now(),
+                    }
+                }
+            }
+            Ok(())
         })
     }
 
@@ -187,7 +269,64 @@ impl CopyQueue {
                 "source {from:#x}+{len:#x} and destination {to:#x}+{len:#x} overlap"
             )));
         }
-        self.submit(order, |out| sdma_packet::copy(out, from, to, len as u64))
+        // Pieces of at most 256 packets, so that any length fits the ring a piece at a time.
+        let step = 256 * sdma_packet::MAX_COPY_BYTES;
+        let pieces = (0..len as u64)
+            .step_by(step as usize)
+            .map(|at| {
+                let mut piece = Vec::new();
+                let n = step.min(len as u64 - at);
+                sdma_packet::copy(&mut piece, from + at, to + at, n);
+                piece
+            })
+            .collect();
+        self.submit_pieces(order, pieces)
+    }
+
+    /// Copy a box of `extent` = `[bytes per row, rows, slices]` from `src` at `src_at` to
+    /// `dst` at `dst_at`, one linear copy per row, after `order.after`, then complete
+    /// `order.completion`. Returns once the work is queued. An empty box only orders.
+    pub fn copy_rect(
+        &self,
+        dst: &Buffer,
+        dst_at: Pitched,
+        src: &Buffer,
+        src_at: Pitched,
+        extent: [usize; 3],
+        order: &CopyOrder<'_>,
+    ) -> Result<()> {
+        if extent.contains(&0) {
+            return self.submit_pieces(order, Vec::new());
+        }
+        let to_end = dst_at.end(extent, dst.len(), "destination")?;
+        let from_end = src_at.end(extent, src.len(), "source")?;
+        let to = self.check_buffer(dst, dst_at.offset, to_end - dst_at.offset, "destination")?;
+        let from = self.check_buffer(src, src_at.offset, from_end - src_at.offset, "source")?;
+        let (to_span, from_span) = (
+            (to_end - dst_at.offset) as u64,
+            (from_end - src_at.offset) as u64,
+        );
+        if to < from + from_span && from < to + to_span {
+            return Err(Error::InvalidArgument(format!(
+                "the source box from {from:#x} and the destination box from {to:#x} overlap"
+            )));
+        }
+        let [width, rows, slices] = extent;
+        let (dst_base, src_base) = (dst.gpu_address(), src.gpu_address());
+        let mut pieces = Vec::with_capacity(rows * slices);
+        for z in 0..slices {
+            for y in 0..rows {
+                let mut piece = Vec::new();
+                sdma_packet::copy(
+                    &mut piece,
+                    src_base + src_at.row(y, z) as u64,
+                    dst_base + dst_at.row(y, z) as u64,
+                    width as u64,
+                );
+                pieces.push(piece);
+            }
+        }
+        self.submit_pieces(order, pieces)
     }
 
     /// Fill `len` bytes (a multiple of 4) of `dst` from `offset` (4-byte aligned) with
@@ -206,7 +345,16 @@ impl CopyQueue {
                 "a dword fill needs a 4-byte aligned start and length (got {to:#x}+{len:#x})"
             )));
         }
-        self.submit(order, |out| sdma_packet::fill(out, to, value, len as u64))
+        let step = 256 * sdma_packet::MAX_FILL_BYTES;
+        let pieces = (0..len as u64)
+            .step_by(step as usize)
+            .map(|at| {
+                let mut piece = Vec::new();
+                sdma_packet::fill(&mut piece, to + at, value, step.min(len as u64 - at));
+                piece
+            })
+            .collect();
+        self.submit_pieces(order, pieces)
     }
 
     /// Whether the engine has finished everything submitted.

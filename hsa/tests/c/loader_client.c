@@ -390,6 +390,62 @@ int main(int argc, char **argv)
     CHECK(hsa_signal_destroy(into_own));
     free(own);
 
+    /* Asynchronous copies on the copy engine: one queued behind a gate signal does not run
+     * until the gate opens (the call returns first), its profiled times are ordered, and a
+     * rectangle of c (rows of 256 bytes) lands in locked memory (rows of 48 bytes), as
+     * hipMemcpy2D asks. */
+    CHECK(hsa_amd_profiling_async_copy_enable(true));
+    hsa_signal_t gate, gated;
+    CHECK(hsa_signal_create(1, 0, NULL, &gate));
+    CHECK(hsa_signal_create(1, 0, NULL, &gated));
+    memset(result, 0, n * 4);
+    CHECK(hsa_amd_memory_async_copy(result, cpu, c, gpu, n * 4, 1, &gate, gated));
+    sleep_ms(50);
+    EXPECT(hsa_signal_load_scacquire(gated) == 1 && result[n - 1] == 0,
+           "the copy ran before its dependency (signal %ld)",
+           (long)hsa_signal_load_scacquire(gated));
+    hsa_signal_store_screlease(gate, 0);
+    EXPECT(wait_zero(gated) == 0, "the gated copy did not complete");
+    for (uint32_t i = 0; i < n; i++)
+        EXPECT(result[i] == (int32_t)((uint32_t)a[i] + (uint32_t)b[i]), "gated copy [%u] = %d",
+               i, result[i]);
+    hsa_amd_profiling_async_copy_time_t copy_time = {0, 0};
+    CHECK(hsa_amd_profiling_get_async_copy_time(gated, &copy_time));
+    EXPECT(copy_time.start != 0 && copy_time.end >= copy_time.start, "copy times %lu..%lu",
+           (unsigned long)copy_time.start, (unsigned long)copy_time.end);
+    int32_t *rect = aligned_alloc(4096, 4096);
+    EXPECT(rect != NULL, "aligned_alloc");
+    memset(rect, 0xff, 4096);
+    void *rect_gpu = NULL;
+    CHECK(hsa_amd_memory_lock(rect, 4096, &gpu, 1, &rect_gpu));
+    hsa_pitched_ptr_t rect_src = {c, 256, 0}, rect_dst = {rect_gpu, 48, 0};
+    hsa_dim3_t src_at = {8, 3, 0}, dst_at = {4, 1, 0}, box = {40, 20, 1};
+    hsa_signal_t boxed;
+    CHECK(hsa_signal_create(1, 0, NULL, &boxed));
+    CHECK(hsa_amd_memory_async_copy_rect(&rect_dst, &dst_at, &rect_src, &src_at, &box, gpu,
+                                         hsaDeviceToHost, 0, NULL, boxed));
+    EXPECT(wait_zero(boxed) == 0, "the rectangle did not complete");
+    for (uint32_t y = 0; y < 20; y++)
+        for (uint32_t x = 0; x < 10; x++) {
+            uint32_t i = (3 + y) * 64 + 2 + x;
+            int32_t want = (int32_t)((uint32_t)a[i] + (uint32_t)b[i]);
+            EXPECT(rect[(1 + y) * 12 + 1 + x] == want, "rect (%u, %u) = %d, want %d", x, y,
+                   rect[(1 + y) * 12 + 1 + x], want);
+        }
+    EXPECT(rect[12] == -1 && rect[21 * 12 + 1] == -1 && rect[12 + 11] == -1,
+           "the rectangle wrote outside its box");
+    hsa_pitched_ptr_t unaligned = {(char *)rect_gpu + 1, 48, 0};
+    EXPECT(hsa_amd_memory_async_copy_rect(&unaligned, &dst_at, &rect_src, &src_at, &box, gpu,
+                                          hsaDeviceToHost, 0, NULL, boxed) ==
+               HSA_STATUS_ERROR_INVALID_ARGUMENT,
+           "an unaligned rectangle base is refused, as ROCr refuses it");
+    CHECK(hsa_amd_profiling_async_copy_enable(false));
+    CHECK(hsa_amd_memory_unlock(rect));
+    free(rect);
+    CHECK(hsa_signal_destroy(boxed));
+    CHECK(hsa_signal_destroy(gate));
+    CHECK(hsa_signal_destroy(gated));
+
     /* Device functions are indirect-function symbols, by iteration and by name. */
     hsa_executable_t indirect = load(dir, "indirect_call.co5");
     struct symbol_count count = {0};

@@ -9,7 +9,7 @@ out="${1:?usage: build.sh OUT_DIR}"
 mkdir -p "$out"
 command -v hipcc > /dev/null || { echo "build.sh: no hipcc: install hipcc" >&2; exit 1; }
 [ -e /usr/lib/x86_64-linux-gnu/libamdhip64.so.5 ] || { echo "build.sh: no HIP runtime: install libamdhip64-5" >&2; exit 1; }
-for program in hip_kernels hip_streams_events hip_module hip_printf; do
+for program in hip_kernels hip_streams_events hip_module hip_printf hip_memcpy2d hip_assert; do
     hipcc --offload-arch=gfx90a -O2 -o "$out/$program" "$here/$program.hip"
 done
 hipcc --offload-arch=gfx90a -O2 --genco -o "$out/module_kernels.hsaco" "$here/module_kernels.hip"
