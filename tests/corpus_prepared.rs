@@ -11,6 +11,12 @@ mod shader_support;
 /// Every run is a prepared launch, issued once.
 const LAUNCH_PATH: shader_support::LaunchPath = shader_support::LaunchPath::Prepared;
 
+/// The GFX9 targets (`tests/corpus_rdna3.rs` runs the gfx1100 builds).
+pub(crate) const TARGETS: &[shader_support::Target] = &shader_support::GFX9_TARGETS;
+
+/// Every check passes on both targets.
+pub(crate) const KNOWN_GAPS: &[(&str, &str)] = &[];
+
 #[path = "kernels/checks/atomics.rs"]
 mod atomics;
 #[path = "kernels/checks/basic.rs"]

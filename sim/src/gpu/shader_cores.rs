@@ -1,6 +1,6 @@
 //! Which shader core executes a target's machine code: the GFX9 core for gfx90a and gfx942,
-//! and for a target without a core in this build, one that refuses every dispatch as an
-//! illegal instruction. A GPU never runs another ISA's core: GFX11 code read as GFX9 code
+//! the GFX11 core for gfx1100; [`MissingShaderCore`] stands in for a target without a core
+//! (it refuses every dispatch as an illegal instruction). A GPU never runs another ISA's core: GFX11 code read as GFX9 code
 //! would execute as something else, silently.
 
 use std::sync::Arc;
@@ -9,18 +9,15 @@ use std::sync::atomic::AtomicBool;
 use crate::gpu::dispatch::{
     DispatchError, DispatchRequest, DispatchStats, InterruptSink, ShaderCore,
 };
-use crate::gpu::shader::Gfx9ShaderCore;
+use crate::gpu::shader::{Gfx9ShaderCore, Gfx11ShaderCore};
 use crate::gpu::target::GfxTarget;
 use crate::gpu::vm::GpuVm;
 
 /// A fresh shader core for `target` (one worker per available CPU).
 pub fn shader_core_for(target: GfxTarget) -> Arc<dyn ShaderCore> {
-    if target.is_gfx9() {
-        Arc::new(Gfx9ShaderCore::new(0))
-    } else {
-        // The GFX11 core is being written beside the GFX9 one (issue 24); until it exists,
-        // gfx1100 dispatches fail loudly.
-        Arc::new(MissingShaderCore { target })
+    match target {
+        GfxTarget::Gfx90a | GfxTarget::Gfx942 => Arc::new(Gfx9ShaderCore::new(0)),
+        GfxTarget::Gfx1100 => Arc::new(Gfx11ShaderCore::new(0)),
     }
 }
 

@@ -13,7 +13,7 @@ use amdgpu_sim::dispatch::{
     DispatchError, DispatchRequest, DispatchStats, InterruptSink, ScratchSetup, ShaderCore,
 };
 use amdgpu_sim::host_vm::{HostBuffer, HostVm};
-use amdgpu_sim::shader::Gfx9ShaderCore;
+use amdgpu_sim::shader::{Gfx9ShaderCore, Gfx11ShaderCore, Interpreter};
 use amdgpu_sim::target::GfxTarget;
 use amdgpu_sim::vm::MemoryFault;
 use aql::packet::dispatch_setup;
@@ -120,11 +120,51 @@ pub fn kernels_bin() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/kernels/bin")
 }
 
+/// The shader core of a target: the GFX9 one or the GFX11 one, both over the shared
+/// [`Interpreter`] (whose counters the tests read through `Deref`).
+pub enum Core {
+    Gfx9(Gfx9ShaderCore),
+    Gfx11(Gfx11ShaderCore),
+}
+
+impl Core {
+    pub fn for_target(target: GfxTarget, workers: usize) -> Self {
+        if target.is_gfx9() {
+            Self::Gfx9(Gfx9ShaderCore::new(workers))
+        } else {
+            Self::Gfx11(Gfx11ShaderCore::new(workers))
+        }
+    }
+
+    pub fn dispatch(
+        &self,
+        request: &DispatchRequest,
+        vm: &HostVm,
+        interrupts: &dyn InterruptSink,
+        abort: &AtomicBool,
+    ) -> Result<DispatchStats, DispatchError> {
+        match self {
+            Self::Gfx9(core) => core.dispatch(request, vm, interrupts, abort),
+            Self::Gfx11(core) => core.dispatch(request, vm, interrupts, abort),
+        }
+    }
+}
+
+impl std::ops::Deref for Core {
+    type Target = Interpreter;
+    fn deref(&self) -> &Interpreter {
+        match self {
+            Self::Gfx9(core) => core,
+            Self::Gfx11(core) => core,
+        }
+    }
+}
+
 /// A simulated GPU for one target: VM, shader core, interrupt sink.
 pub struct Gpu {
     pub target: GfxTarget,
     pub vm: Arc<HostVm>,
-    pub core: Gfx9ShaderCore,
+    pub core: Core,
     pub interrupts: Interrupts,
     pub abort: AtomicBool,
     /// The kernarg segment and packet of the last dispatch.
@@ -140,7 +180,7 @@ impl Gpu {
         Self {
             target,
             vm: Arc::new(HostVm::new()),
-            core: Gfx9ShaderCore::new(workers),
+            core: Core::for_target(target, workers),
             interrupts: Interrupts::default(),
             abort: AtomicBool::new(false),
             last: Mutex::new(None),
@@ -319,7 +359,9 @@ impl Gpu {
             lane_bytes += 16 * 1024;
         }
         let lane_bytes = lane_bytes.next_multiple_of(16);
-        let waves_per_group = (workgroup.iter().product::<u32>()).div_ceil(64) as usize;
+        // Wave32 kernels (GFX11) have twice the waves; slots are sized for wave64 lanes.
+        let lanes = if self.target.is_gfx9() { 64 } else { 32 };
+        let waves_per_group = (workgroup.iter().product::<u32>()).div_ceil(lanes) as usize;
         let slots = self.core.workers() * waves_per_group;
         let scratch_len = lane_bytes as usize * 64 * slots;
         let scratch = if lane_bytes == 0 {
@@ -443,7 +485,12 @@ impl Gpu {
             compute_pgm_rsrc2: RAW_RSRC2,
             // ACCUM_OFFSET: AGPRs from v64.
             compute_pgm_rsrc3: 15,
-            kernel_code_properties: 1 << 3,
+            // Kernarg segment pointer; GFX11: wave32 (ENABLE_WAVEFRONT_SIZE32).
+            kernel_code_properties: if self.target.is_gfx9() {
+                1 << 3
+            } else {
+                1 << 3 | 1 << 10
+            },
             ..Default::default()
         };
         memory.write(0, kd.as_bytes());

@@ -12,7 +12,7 @@ use crate::shader_support::{Arg, Gpu, Rng, TARGETS, for_each_build};
 
 #[test]
 fn atomic_counter_hands_out_every_ticket_once() {
-    for target in TARGETS {
+    for target in TARGETS.iter().copied() {
         // Four workers: workgroups really race on the counter.
         let gpu = Gpu::with_workers(target, 4);
         for v in ["co5", "co6"] {

@@ -1,6 +1,9 @@
-//! [`Gfx9ShaderCore`]: the [`ShaderCore`] the command processor hands dispatches to. Workgroups
-//! are distributed over a pool of worker threads (scoped to the dispatch, so they borrow the
-//! VM, the interrupt sink and the abort flag); each worker runs whole workgroups.
+//! [`Gfx9ShaderCore`] and [`Gfx11ShaderCore`]: the [`ShaderCore`]s the command processor hands
+//! dispatches to, one per ISA generation, over one [`Interpreter`]. Workgroups are distributed
+//! over a pool of worker threads (scoped to the dispatch, so they borrow the VM, the interrupt
+//! sink and the abort flag); each worker runs whole workgroups. GFX11 code is decoded by its
+//! own decoder and lowered to the instructions the interpreter runs
+//! ([`crate::gpu::shader::gfx11::lower`]); the cores differ in what code they accept.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -13,14 +16,51 @@ use crate::gpu::shader::launch::Launch;
 use crate::gpu::shader::memory::DeviceMemory;
 use crate::gpu::shader::program::CodeCache;
 use crate::gpu::shader::workgroup::Worker;
+use crate::gpu::target::GfxTarget;
 use crate::gpu::vm::GpuVm;
 
-/// A GFX9 (gfx90a/gfx942) wave64 shader core that executes kernels' machine code.
+/// The machinery both shader cores share: worker threads, the decode cache, the counters.
 #[derive(Debug)]
-pub struct Gfx9ShaderCore {
+pub struct Interpreter {
     workers: usize,
     code: CodeCache,
     slices_run: AtomicU64,
+}
+
+/// A GFX9 (gfx90a/gfx942) wave64 shader core that executes kernels' machine code.
+#[derive(Debug, Default)]
+pub struct Gfx9ShaderCore(Interpreter);
+
+/// A GFX11 (gfx1100) shader core, wave32 and wave64, that executes kernels' machine code.
+#[derive(Debug, Default)]
+pub struct Gfx11ShaderCore(Interpreter);
+
+impl Gfx9ShaderCore {
+    /// A shader core running workgroups on `workers` threads (0: one per available CPU).
+    pub fn new(workers: usize) -> Self {
+        Self(Interpreter::new(workers))
+    }
+}
+
+impl Gfx11ShaderCore {
+    /// A shader core running workgroups on `workers` threads (0: one per available CPU).
+    pub fn new(workers: usize) -> Self {
+        Self(Interpreter::new(workers))
+    }
+}
+
+impl std::ops::Deref for Gfx9ShaderCore {
+    type Target = Interpreter;
+    fn deref(&self) -> &Interpreter {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Gfx11ShaderCore {
+    type Target = Interpreter;
+    fn deref(&self) -> &Interpreter {
+        &self.0
+    }
 }
 
 thread_local! {
@@ -34,8 +74,8 @@ thread_local! {
     static SPARE_WORKER: std::cell::RefCell<Option<Worker>> = const { std::cell::RefCell::new(None) };
 }
 
-impl Gfx9ShaderCore {
-    /// A shader core running workgroups on `workers` threads (0: one per available CPU).
+impl Interpreter {
+    /// An interpreter running workgroups on `workers` threads (0: one per available CPU).
     pub fn new(workers: usize) -> Self {
         let workers = if workers == 0 {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
@@ -63,7 +103,7 @@ impl Gfx9ShaderCore {
     }
 }
 
-impl Default for Gfx9ShaderCore {
+impl Default for Interpreter {
     fn default() -> Self {
         Self::new(0)
     }
@@ -155,15 +195,15 @@ impl Run<'_> {
     }
 }
 
-/// What a GFX9 core answers a dispatch of another ISA's code: an illegal instruction at the
+/// What a core answers a dispatch of another ISA's code: an illegal instruction at the
 /// kernel descriptor (the entry is not read: nothing of that code is executed), never a
-/// GFX9 reading of GFX11 machine code.
-fn not_gfx9(request: &DispatchRequest) -> DispatchError {
+/// GFX9 reading of GFX11 machine code or the reverse.
+fn foreign_code(request: &DispatchRequest, core: &str) -> DispatchError {
     DispatchError::IllegalInstruction {
         pc: request.packet.kernel_object,
         encoding: Vec::new(),
         mnemonic: format!(
-            "{} code: the GFX9 shader core executes gfx90a and gfx942 code only",
+            "{} code: the {core} shader core executes {core} code only",
             request.target.name()
         ),
     }
@@ -178,11 +218,9 @@ impl ShaderCore for Gfx9ShaderCore {
         abort: &AtomicBool,
     ) -> Result<DispatchStats, DispatchError> {
         if !request.target.is_gfx9() {
-            return Err(not_gfx9(request));
+            return Err(foreign_code(request, "GFX9"));
         }
-        let mut mem = DeviceMemory::new(vm);
-        let launch = Launch::new(request, &mut mem)?;
-        self.run(launch, vm, interrupts, abort)
+        self.0.run(request, vm, interrupts, abort)
     }
 
     fn dispatch_registers(
@@ -202,13 +240,42 @@ impl ShaderCore for Gfx9ShaderCore {
                 ),
             });
         }
-        self.run(Launch::from_registers(request)?, vm, interrupts, abort)
+        self.0
+            .run_launch(Launch::from_registers(request)?, vm, interrupts, abort)
     }
 }
 
-impl Gfx9ShaderCore {
-    /// Run every workgroup of `launch` (however the CP set it up).
+impl ShaderCore for Gfx11ShaderCore {
+    fn dispatch(
+        &self,
+        request: &DispatchRequest,
+        vm: &dyn GpuVm,
+        interrupts: &dyn InterruptSink,
+        abort: &AtomicBool,
+    ) -> Result<DispatchStats, DispatchError> {
+        if request.target != GfxTarget::Gfx1100 {
+            return Err(foreign_code(request, "GFX11"));
+        }
+        self.0.run(request, vm, interrupts, abort)
+    }
+}
+
+impl Interpreter {
+    /// Run every workgroup of `request` (see [`ShaderCore::dispatch`]).
     fn run(
+        &self,
+        request: &DispatchRequest,
+        vm: &dyn GpuVm,
+        interrupts: &dyn InterruptSink,
+        abort: &AtomicBool,
+    ) -> Result<DispatchStats, DispatchError> {
+        let mut mem = DeviceMemory::new(vm);
+        let launch = Launch::new(request, &mut mem)?;
+        self.run_launch(launch, vm, interrupts, abort)
+    }
+
+    /// Run every workgroup of `launch` (however the CP set it up).
+    fn run_launch(
         &self,
         launch: Launch,
         vm: &dyn GpuVm,

@@ -51,8 +51,11 @@ pub struct Launch {
     pub scratch_wave_bytes: u64,
     /// How many wave slots the backing memory holds.
     pub scratch_slots: u64,
-    /// FLAT_SCRATCH is initialised by hardware (gfx942) rather than by the kernel's prolog.
+    /// FLAT_SCRATCH is initialised by hardware (gfx942, GFX11) rather than by the kernel's
+    /// prolog.
     pub architected_flat_scratch: bool,
+    /// The kernel runs in wave32 (its descriptor's ENABLE_WAVEFRONT_SIZE32).
+    pub wave32: bool,
 }
 
 fn invalid(msg: impl Into<String>) -> DispatchError {
@@ -104,9 +107,12 @@ impl Launch {
         mem.read(packet.kernel_object, &mut kd_bytes)?;
         let kd =
             KernelDescriptor::read(&kd_bytes).ok_or_else(|| invalid("short kernel descriptor"))?;
-        if kd.wavefront_size() != 64 {
+        // GFX10+ runs either wave size, chosen by the descriptor's ENABLE_WAVEFRONT_SIZE32.
+        let wave32 = kd.wavefront_size() == 32;
+        if wave32 && request.target.wave64_only() {
             return Err(invalid("a wave32 kernel on a wave64-only target"));
         }
+        let lanes = if wave32 { 32 } else { LANES as u32 };
         let workgroup = [
             u32::from(packet.workgroup_size_x),
             u32::from(packet.workgroup_size_y),
@@ -129,7 +135,10 @@ impl Launch {
         if kd.kernarg_preload_length() != 0 {
             entry = entry.wrapping_add(PRELOAD_PROLOGUE_BYTES);
         }
-        let architected_flat_scratch = request.target == GfxTarget::Gfx942;
+        // gfx942 and GFX11 (LLVM's FeatureArchitectedFlatScratch, in
+        // FeatureISAVersion11_Common) get FLAT_SCRATCH from the SPI, and no wave offset SGPR.
+        let architected_flat_scratch =
+            matches!(request.target, GfxTarget::Gfx942 | GfxTarget::Gfx1100);
         let scratch = &request.scratch;
         let scratch_wave_bytes = u64::from(scratch.wave64_lane_byte_size) * LANES as u64;
         // How many waves may hold scratch at once: the CP throttles scratch waves by
@@ -196,7 +205,8 @@ impl Launch {
             workgroup,
             grid,
             groups,
-            waves_per_group: (wg_items as u32).div_ceil(LANES as u32),
+            waves_per_group: (wg_items as u32).div_ceil(lanes),
+            wave32,
             lds_bytes,
             user_sgprs: user,
             system_sgpr_base: user_sgpr_count,
@@ -249,7 +259,15 @@ impl Launch {
             scratch_wave_bytes,
             scratch_slots: u64::from(tmpring & 0xFFF),
             architected_flat_scratch: request.target == GfxTarget::Gfx942,
+            // Register dispatches run on the GFX9 core only (wave64): GFX10+'s
+            // DISPATCH_INITIATOR.CS_W32_EN and GFX11's TMPRING units are not modelled yet.
+            wave32: false,
         })
+    }
+
+    /// Lanes of a wave: 32 or 64.
+    pub fn lanes(&self) -> u32 {
+        if self.wave32 { 32 } else { LANES as u32 }
     }
 
     /// Total workgroups.
@@ -289,6 +307,8 @@ impl Launch {
         wave.wave_in_group = index;
         wave.pc = self.entry;
         wave.mode = self.mode;
+        wave.wave32 = self.wave32;
+        wave.flat_scratch_hwreg = !self.target.is_gfx9();
         for (i, v) in self.user_sgprs.iter().enumerate() {
             wave.set_s(i, *v);
         }
@@ -317,7 +337,7 @@ impl Launch {
         }
         wave.scratch_base = self.scratch_base + u64::from(wave_offset);
         wave.scratch_bytes = self.scratch_wave_bytes;
-        if private && self.architected_flat_scratch {
+        if private && self.architected_flat_scratch && !wave.flat_scratch_hwreg {
             wave.set_s64(FLAT_SCRATCH, wave.scratch_base);
         }
         // Work-item ids, packed in v0: X in 9:0, Y in 19:10, Z in 29:20.
@@ -326,7 +346,8 @@ impl Launch {
         let mut exec = 0u64;
         // The first lane's coordinates take three divisions; each next lane steps X and
         // carries into Y and Z (per-lane divisions were most of an empty kernel's set-up).
-        let first = index * LANES as u32;
+        let lanes = self.lanes();
+        let first = index * lanes;
         let (mut x, mut y, mut z) = if first < items {
             (first % ax, (first / ax) % ay, first / (ax * ay))
         } else {
@@ -337,7 +358,7 @@ impl Launch {
         let v0 = wave.v_mut(0);
         for (l, v) in v0.iter_mut().enumerate() {
             let flat = first + l as u32;
-            if flat >= items {
+            if flat >= items || l as u32 >= lanes {
                 *v = 0;
                 continue;
             }
@@ -358,6 +379,6 @@ impl Launch {
 
     /// Waves of a workgroup of extent `extent`.
     pub fn waves_in(&self, extent: [u32; 3]) -> u32 {
-        (extent[0] * extent[1] * extent[2]).div_ceil(LANES as u32)
+        (extent[0] * extent[1] * extent[2]).div_ceil(self.lanes())
     }
 }

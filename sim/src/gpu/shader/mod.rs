@@ -25,4 +25,4 @@ pub mod program;
 pub mod wave;
 pub mod workgroup;
 
-pub use core::Gfx9ShaderCore;
+pub use core::{Gfx9ShaderCore, Gfx11ShaderCore, Interpreter};

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::gpu::shader::decode::{DecodeError, MAX_INST_DWORDS, base_dwords, decode};
+use crate::gpu::shader::gfx11::lower::decode_lowered;
 use crate::gpu::shader::isa::Inst;
 use crate::gpu::shader::memory::DeviceMemory;
 use crate::gpu::target::GfxTarget;
@@ -31,6 +32,9 @@ pub struct Slot {
     pub words: [u32; MAX_INST_DWORDS],
     /// How many of `words` were readable.
     pub available: u8,
+    /// Instructions executed after `decoded` at the same PC (the second half of a GFX11
+    /// VOPD); empty otherwise.
+    pub more: Box<[Inst]>,
 }
 
 impl Slot {
@@ -99,10 +103,19 @@ impl Program {
     fn decode_at(&self, pc: u64) -> Slot {
         let mut words = [0u32; MAX_INST_DWORDS];
         let available = DeviceMemory::fetch_code(&self.span, pc, &mut words);
+        let (decoded, more) = if self.target.is_gfx9() {
+            (decode(&words[..available], self.target), Box::default())
+        } else {
+            match decode_lowered(&words[..available]) {
+                Ok(lowered) => (Ok(lowered.first), lowered.more.into_boxed_slice()),
+                Err(e) => (Err(e), Box::default()),
+            }
+        };
         Slot {
-            decoded: decode(&words[..available], self.target),
+            decoded,
             words,
             available: available as u8,
+            more,
         }
     }
 

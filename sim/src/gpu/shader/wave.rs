@@ -20,6 +20,9 @@ pub const VCC: usize = 106;
 pub const M0: usize = 124;
 /// Index of EXEC_LO.
 pub const EXEC: usize = 126;
+/// Where writes to GFX11's `null` go (a padding slot of the scalar file that no operand
+/// reads: `null` as a source is the constant 0).
+pub const NULL_SINK: usize = 136;
 /// Index of FLAT_SCRATCH_LO.
 pub const FLAT_SCRATCH: usize = 102;
 
@@ -64,6 +67,13 @@ pub struct Wave {
     pub scratch_bytes: u64,
     /// Instructions executed.
     pub instructions: u64,
+    /// A wave32 wave (GFX10+ kernels built for wave32): EXEC, VCC and lane masks are their
+    /// low 32 bits (`exec_lo`, `vcc_lo`); lanes 32–63 do not exist. Set at launch.
+    pub wave32: bool,
+    /// FLAT_SCRATCH is a hardware register (GFX10+), not the SGPR pair 102/103 of GFX9, which
+    /// are ordinary SGPRs there; with architected flat scratch (GFX11) it holds the wave's
+    /// private slot, [`Wave::scratch_base`]. Set at launch.
+    pub flat_scratch_hwreg: bool,
 }
 
 impl std::fmt::Debug for Wave {
@@ -99,6 +109,8 @@ impl Wave {
             scratch_base: 0,
             scratch_bytes: 0,
             instructions: 0,
+            wave32: false,
+            flat_scratch_hwreg: false,
         }
     }
 
@@ -142,28 +154,65 @@ impl Wave {
         self.sgpr[i + 1] = (v >> 32) as u32;
     }
 
-    /// EXEC.
+    /// A lane mask in the scalar file at `i`: the pair in wave64, the one register in wave32.
+    #[inline]
+    pub fn mask_at(&self, i: usize) -> u64 {
+        if self.wave32 {
+            u64::from(self.sgpr[i])
+        } else {
+            self.s64(i)
+        }
+    }
+
+    /// Write a lane mask at `i` (wave32: only the one register; the lanes above 31 do not
+    /// exist).
+    #[inline]
+    pub fn set_mask_at(&mut self, i: usize, v: u64) {
+        if self.wave32 {
+            self.sgpr[i] = v as u32;
+        } else {
+            self.set_s64(i, v);
+        }
+    }
+
+    /// EXEC (wave32: `exec_lo`).
     #[inline]
     pub fn exec(&self) -> u64 {
-        self.s64(EXEC)
+        self.mask_at(EXEC)
     }
 
-    /// Write EXEC.
+    /// Write EXEC (wave32: `exec_lo`).
     #[inline]
     pub fn set_exec(&mut self, v: u64) {
-        self.set_s64(EXEC, v);
+        self.set_mask_at(EXEC, v);
     }
 
-    /// VCC.
+    /// VCC (wave32: `vcc_lo`).
     #[inline]
     pub fn vcc(&self) -> u64 {
-        self.s64(VCC)
+        self.mask_at(VCC)
     }
 
-    /// Write VCC.
+    /// Write VCC (wave32: `vcc_lo`).
     #[inline]
     pub fn set_vcc(&mut self, v: u64) {
-        self.set_s64(VCC, v);
+        self.set_mask_at(VCC, v);
+    }
+
+    /// The bits of the wave's lanes in a mask.
+    #[inline]
+    pub fn lane_mask(&self) -> u64 {
+        if self.wave32 {
+            u64::from(u32::MAX)
+        } else {
+            u64::MAX
+        }
+    }
+
+    /// Lanes of the wave: 32 or 64.
+    #[inline]
+    pub fn lanes(&self) -> usize {
+        if self.wave32 { 32 } else { LANES }
     }
 
     /// M0.
@@ -175,7 +224,11 @@ impl Wave {
     /// FLAT_SCRATCH.
     #[inline]
     pub fn flat_scratch(&self) -> u64 {
-        self.s64(FLAT_SCRATCH)
+        if self.flat_scratch_hwreg {
+            self.scratch_base
+        } else {
+            self.s64(FLAT_SCRATCH)
+        }
     }
 
     /// Vector register row `r` (0–255 VGPRs, 256–511 AGPRs).

@@ -48,6 +48,10 @@ pub enum DecodeError {
     /// An encoding this decoder does not handle (MTBUF, MIMG, EXP, ...).
     #[error("unsupported encoding {0}")]
     UnsupportedEncoding(&'static str),
+    /// A valid instruction the simulator does not execute (a GFX11 opcode without a GFX9
+    /// counterpart in the shared interpreter, or a form of it not handled yet).
+    #[error("{0} (not simulated)")]
+    NotSimulated(&'static str),
     /// A field holds a value the encoding does not allow.
     #[error("invalid {family} instruction: {what}")]
     Invalid {

@@ -294,14 +294,16 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
         Kind::Bpermute | Kind::Permute => {
             let data = e.lanes32(inst.src[1])?;
             let mut out = [0u32; LANES];
+            // The lane index wraps at the wave's width (wave32: 5 bits).
+            let wrap = e.w.lanes() - 1;
             if matches!(kind, Kind::Bpermute) {
                 for (l, o) in out.iter_mut().enumerate() {
-                    let s = (addr[l].wrapping_add(off) >> 2) as usize & 63;
+                    let s = (addr[l].wrapping_add(off) >> 2) as usize & wrap;
                     *o = if exec >> s & 1 != 0 { data[s] } else { 0 };
                 }
             } else {
                 for l in lanes(exec) {
-                    let d = (addr[l].wrapping_add(off) >> 2) as usize & 63;
+                    let d = (addr[l].wrapping_add(off) >> 2) as usize & wrap;
                     out[d] = data[l];
                 }
             }

@@ -83,7 +83,7 @@ pub struct Shared<'a> {
     pub apertures: Apertures,
     /// Decoded programs.
     pub code: &'a CodeCache,
-    /// Wave time slices run so far (see [`Gfx9ShaderCore::slices_run`](crate::gpu::shader::core::Gfx9ShaderCore::slices_run)).
+    /// Wave time slices run so far (see [`Interpreter::slices_run`](crate::gpu::shader::core::Interpreter::slices_run)).
     pub slices_run: &'a AtomicU64,
 }
 
@@ -214,14 +214,21 @@ impl<'e, 'a> Exec<'e, 'a> {
                 }
             };
             self.w.pc = pc.wrapping_add(4 * u64::from(inst.dwords));
-            match self.execute(inst) {
+            let mut result = self.execute(inst);
+            for next in &slot.more {
+                if result.is_err() {
+                    break;
+                }
+                result = self.execute(next);
+            }
+            match result {
                 Ok(()) => {}
                 Err(Fault::Unimplemented(why)) => {
                     self.w.pc = pc;
                     return Err(DispatchError::IllegalInstruction {
                         pc,
                         encoding: slot.encoding(),
-                        mnemonic: format!("{} ({why})", disassemble(inst, self.shared.target)),
+                        mnemonic: format!("{} ({why})", self.text(inst, &slot.words)),
                     });
                 }
                 Err(Fault::Error(e)) => {
@@ -244,6 +251,18 @@ impl<'e, 'a> Exec<'e, 'a> {
                     return Ok(Stop::Yield);
                 }
             }
+        }
+    }
+
+    /// The instruction as llvm-objdump prints it for the dispatch's ISA (GFX11 code is
+    /// printed from its own words, not from the GFX9 instruction it runs as).
+    fn text(&self, inst: &Inst, words: &[u32]) -> String {
+        if self.shared.target.is_gfx9() {
+            return disassemble(inst, self.shared.target);
+        }
+        match crate::gpu::shader::gfx11::decode::decode(words) {
+            Ok(g) => crate::gpu::shader::gfx11::disasm::disassemble(&g),
+            Err(e) => e.to_string(),
         }
     }
 

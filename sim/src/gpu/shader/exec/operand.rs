@@ -212,10 +212,24 @@ impl Exec<'_, '_> {
         }
     }
 
-    /// Write a lane mask (compare result or carry) to a scalar pair. GFX9 writes the whole
-    /// mask, with 0 in the bits of inactive lanes.
+    /// Write a lane mask (compare result or carry) to a scalar pair (wave32: to one
+    /// register). The whole mask is written, with 0 in the bits of inactive lanes.
     pub fn write_mask_dst(&mut self, op: Operand, mask: u64) -> Result<(), Fault> {
-        self.write_sdst64(op, mask)
+        if self.w.wave32 {
+            self.write_sdst32(op, mask as u32)
+        } else {
+            self.write_sdst64(op, mask)
+        }
+    }
+
+    /// A lane-mask source (carry in, `v_cndmask` selector, a saveexec source): 64 bits in
+    /// wave64, 32 in wave32.
+    pub fn read_mask(&self, op: Operand) -> Result<u64, Fault> {
+        if self.w.wave32 {
+            self.scalar32(op).map(u64::from)
+        } else {
+            self.scalar64(op)
+        }
     }
 }
 

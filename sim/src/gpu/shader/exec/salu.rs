@@ -264,7 +264,7 @@ pub fn sop1(e: &mut Exec, inst: &Inst) -> R {
         | Op::SXnorSaveexecB64
         | Op::SAndn1SaveexecB64
         | Op::SOrn1SaveexecB64 => {
-            let s = e.scalar64(inst.src[0])?;
+            let s = e.read_mask(inst.src[0])?;
             let new = match inst.op {
                 Op::SAndSaveexecB64 => s & exec,
                 Op::SOrSaveexecB64 => s | exec,
@@ -276,21 +276,21 @@ pub fn sop1(e: &mut Exec, inst: &Inst) -> R {
                 Op::SXnorSaveexecB64 => !(s ^ exec),
                 Op::SAndn1SaveexecB64 => !s & exec,
                 _ => !s | exec,
-            };
-            e.write_sdst64(inst.dst, exec)?;
+            } & e.w.lane_mask();
+            e.write_mask_dst(inst.dst, exec)?;
             e.w.set_exec(new);
             e.w.scc = new != 0;
             Ok(())
         }
         Op::SAndn1WrexecB64 | Op::SAndn2WrexecB64 => {
-            let s = e.scalar64(inst.src[0])?;
+            let s = e.read_mask(inst.src[0])?;
             let new = if inst.op == Op::SAndn1WrexecB64 {
                 !s & exec
             } else {
                 s & !exec
-            };
+            } & e.w.lane_mask();
             e.w.set_exec(new);
-            e.write_sdst64(inst.dst, new)?;
+            e.write_mask_dst(inst.dst, new)?;
             e.w.scc = new != 0;
             Ok(())
         }
@@ -502,7 +502,45 @@ fn hwreg_fields(imm: u32) -> (u32, u32, u32) {
     (id, offset, size)
 }
 
+/// GFX11 hardware registers whose ids differ from GFX9's.
+mod gfx11_hwreg {
+    pub const FLAT_SCR_LO: u32 = 20;
+    pub const FLAT_SCR_HI: u32 = 21;
+    pub const HW_ID1: u32 = 23;
+    pub const HW_ID2: u32 = 24;
+    pub const SHADER_CYCLES: u32 = 29;
+}
+
+/// A GFX11 hardware register that is not at its GFX9 id (None: read it as GFX9 does).
+fn read_gfx11_hwreg(e: &Exec, id: u32) -> Option<u32> {
+    use gfx11_hwreg::*;
+    Some(match id {
+        FLAT_SCR_LO => e.w.flat_scratch() as u32,
+        FLAT_SCR_HI => (e.w.flat_scratch() >> 32) as u32,
+        // WAVE_ID 4:0 (the wave's index in its workgroup stands in), the rest 0.
+        HW_ID1 => e.w.wave_in_group & 0x1f,
+        HW_ID2 => 0,
+        // A 20-bit free-running cycle counter, at the s_memtime clock.
+        SHADER_CYCLES => {
+            (crate::gpu::clock::monotonic_raw_ns() * (super::smem::SHADER_CLOCK_HZ / 1_000_000_000))
+                as u32
+                & 0xf_ffff
+        }
+        // The others are at their GFX9 ids (MODE, STATUS, TRAPSTS, the allocations), except
+        // GFX9's HW_ID (4), which GFX11 split into HW_ID1 and HW_ID2.
+        _ => return None,
+    })
+}
+
 fn read_hwreg(e: &Exec, id: u32) -> Result<u32, super::Fault> {
+    if !e.shared.target.is_gfx9() {
+        if let Some(v) = read_gfx11_hwreg(e, id) {
+            return Ok(v);
+        }
+        if id == HW_REG_HW_ID {
+            return Err(unimplemented("GFX9's HW_ID on GFX11"));
+        }
+    }
     Ok(match id {
         HW_REG_MODE => e.w.mode,
         HW_REG_STATUS => {

@@ -117,7 +117,7 @@ fn carry(e: &mut Exec, inst: &Inst, sub: bool, rev: bool, carry_in: bool) -> Res
     let a = e.src32(inst, 0)?;
     let b = e.src32(inst, 1)?;
     let cin = if carry_in {
-        e.scalar64(inst.src[2])?
+        e.read_mask(inst.src[2])?
     } else {
         0
     };
@@ -188,7 +188,7 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         Op::VCndmaskB32 => {
             let a = e.src32(inst, 0)?;
             let b = e.src32(inst, 1)?;
-            let m = e.scalar64(inst.src[2])?;
+            let m = e.read_mask(inst.src[2])?;
             let mut out = [0u32; LANES];
             for l in 0..LANES {
                 out[l] = if (m >> l) & 1 != 0 { b[l] } else { a[l] };

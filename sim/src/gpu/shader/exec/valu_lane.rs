@@ -26,12 +26,13 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> Result<bool, Fault> {
         }
         Op::VReadlaneB32 => {
             let v = e.lanes32(inst.src[0])?;
-            let lane = (e.scalar32(inst.src[1])? & 63) as usize;
+            // The lane select wraps at the wave's width.
+            let lane = e.scalar32(inst.src[1])? as usize & (e.w.lanes() - 1);
             e.write_sdst32(inst.dst, v[lane])?;
         }
         Op::VWritelaneB32 => {
             let value = e.scalar32(inst.src[0])?;
-            let lane = (e.scalar32(inst.src[1])? & 63) as usize;
+            let lane = e.scalar32(inst.src[1])? as usize & (e.w.lanes() - 1);
             let Operand::Vgpr(r) = inst.dst else {
                 return Err(unimplemented("v_writelane to a non-VGPR"));
             };

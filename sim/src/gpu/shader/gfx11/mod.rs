@@ -5,12 +5,15 @@
 //! - [`isa`]: opcodes, table rows and the decoded instruction;
 //! - [`decode`]: machine words to instructions, one module per encoding group;
 //! - [`disasm`]: instructions to text as `llvm-objdump-19 -d --mcpu=gfx1100` prints them (the
-//!   decoder's oracle check).
+//!   decoder's oracle check);
+//! - [`lower`]: instructions to the GFX9 ones of the same semantics, which the shared
+//!   interpreter executes.
 //!
 //! `opcode.rs` and `tables.rs` are generated from LLVM by `tablegen/regenerate.sh`.
 
 pub mod decode;
 pub mod disasm;
 pub mod isa;
+pub mod lower;
 #[rustfmt::skip] // generated: one row a line
 mod tables;
