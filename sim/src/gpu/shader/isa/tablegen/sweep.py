@@ -1,18 +1,55 @@
-import subprocess, sys, re
-def dis(words_list, mcpu):
-    # words_list: list of lists of u32; returns list of text lines (one per instruction) -- disassemble separately separated
-    out=[]
-    inp = "\n".join(" ".join("0x%02x"%((w>>(8*i))&0xff) for w in ws for i in range(4)) for ws in words_list)
-    r = subprocess.run(["llvm-mc-19","-arch=amdgcn","-mcpu="+mcpu,"--disassemble"],input=inp,capture_output=True,text=True)
-    lines=[l.strip() for l in r.stdout.splitlines() if l.strip() and not l.strip().startswith('.text')]
-    return r.stdout, r.stderr
+"""Sweep every opcode value of one GFX9 encoding through `llvm-mc-19 --disassemble` for one
+target and print `opcode<TAB>text` (text `-` where LLVM rejects every operand variant tried).
+
+usage: sweep.py <family> <mcpu>
+
+Each opcode is tried with a base operand pattern first, then with simpler variants until LLVM
+accepts one (`attempts` below: the order of the variants is the order they are tried in). All
+opcodes' current candidates go to llvm-mc in one run per round, each followed by a marker
+`s_nop 0x1234`, instead of one run per candidate: the same answers, a hundredth of the runs.
+"""
+import re, subprocess, sys
+
+MARK = (0x17f << 23) | 0x1234   # s_nop 0x1234 between candidates
+
+
+def hexline(ws):
+    return " ".join("0x%02x" % ((w >> (8 * i)) & 0xff) for w in ws for i in range(4))
+
+
+def dis_batch(candidates, mcpu):
+    """The text of each candidate (a list of dwords) as llvm-mc reads it alone: its first
+    instruction, or None where llvm-mc calls any of its line an invalid encoding. Candidate
+    i sits on line 2i+1 and a marker on line 2i+2. llvm-mc reads its input as one byte
+    stream, so a candidate that needs more dwords than it has swallows its marker; then the
+    batch is split in two and each half tried again (down to single candidates, where a
+    swallowed marker is an invalid encoding, as it is alone)."""
+    inp = "\n".join(hexline(ws) + "\n" + hexline([MARK]) for ws in candidates) + "\n"
+    r = subprocess.run(["llvm-mc-19", "-arch=amdgcn", "-mcpu=" + mcpu, "--disassemble"],
+                       input=inp, capture_output=True, text=True)
+    bad = set()
+    for m in re.finditer(r"^<stdin>:(\d+):\d+: (?:warning|error): (.*)$", r.stderr, re.M):
+        if "invalid" in m.group(2):
+            bad.add((int(m.group(1)) - 1) // 2)
+    texts, cur = [], []
+    for line in r.stdout.splitlines():
+        line = line.strip()
+        if not line or line.startswith(".text"):
+            continue
+        if line == "s_nop 0x1234":
+            texts.append(cur)
+            cur = []
+        else:
+            cur.append(line)
+    if len(texts) != len(candidates):
+        if len(candidates) == 1:
+            return [None]
+        half = len(candidates) // 2
+        return dis_batch(candidates[:half], mcpu) + dis_batch(candidates[half:], mcpu)
+    return [texts[i][0] if i not in bad and texts[i] else None for i in range(len(candidates))]
+
+
 fam = sys.argv[1]; mcpu=sys.argv[2]
-res={}
-def one(ws):
-    so,se = dis([ws],mcpu)
-    if 'invalid' in se: return None
-    lines=[l.strip() for l in so.splitlines() if l.strip() and not l.strip().startswith('.text')]
-    return lines[0] if lines else None
 cases=[]
 if fam=='sop2':
     for op in range(0,0x80):
@@ -45,21 +82,24 @@ elif fam=='flat':
       for op in range(0,128): cases.append((seg*1000+op,[(0x37<<26)|(op<<18)|(seg<<14), (5<<24)|(0x7f<<16)|(2<<8)|2]))
 elif fam=='mubuf':
     for op in range(0,128): cases.append((op,[(0x38<<26)|(op<<18)|(1<<12), (0x80<<24)|(1<<16)|(2<<8)|1]))
-inp="\n".join(" ".join("0x%02x"%((w>>(8*i))&0xff) for w in ws for i in range(4)) for _,ws in cases)
-for op,ws in cases:
-    t=one(ws)
+
+
+def attempts(op, ws):
+    """The candidates tried for one opcode, in order: each `yield` gives llvm-mc's text of
+    one candidate (None where it is invalid); the return value is the opcode's text."""
+    t=(yield ws)
     if t is None and len(ws)==2 and fam in ('vop3','vop3p'):
-        t=one([ws[0], ws[1] & ~(0x1ff<<18)])
-        if t is None: t=one([ws[0], ws[1] & ~(0x3ffff<<9)])
-        if t is None: t=one([ws[0]|(1<<14)|(3<<11), ws[1] & ~(0x1ff<<18)|(3<<27)])
+        t=(yield [ws[0], ws[1] & ~(0x1ff<<18)])
+        if t is None: t=(yield [ws[0], ws[1] & ~(0x3ffff<<9)])
+        if t is None: t=(yield [ws[0]|(1<<14)|(3<<11), ws[1] & ~(0x1ff<<18)|(3<<27)])
     if t is None and fam=='vop1':
-        t=one([(0x3f<<25)|(op<<9)])
+        t=(yield [(0x3f<<25)|(op<<9)])
     if t is None and fam=='sopp':
-        t=one([ws[0]&~0xffff])
+        t=(yield [ws[0]&~0xffff])
     if t is None and fam=='smem':
         base0=(0x30<<26)|(op<<18)
         for w0 in (ws[0]&~((0x7f<<6)|0x3f), ws[0]&~(0x3f), ws[0]&~(0x7f<<6), base0, base0|(2<<6)):
-            t=one([w0, 0]) or one([w0,ws[1]])
+            t=(yield [w0, 0]) or (yield [w0,ws[1]])
             if t: break
     if t is None and fam in ('ds','flat','mubuf'):
         import itertools
@@ -69,7 +109,26 @@ for op,ws in cases:
                 if bit: w1 &= ~(0xff<<sh)
             if fam=='flat' and ((ws[0]>>14)&3)==0: w1 = w1 & ~(0x7f<<16)
             if fam=='mubuf' and m[1]: w1 = ws[1]   # keep srsrc
-            t=one([ws[0],w1])
+            t=(yield [ws[0],w1])
             if t: break
-        if t is None: t=one([ws[0]&~0xffff if fam=='ds' else ws[0]&~0x3fff, 0])
-    print("%d\t%s"%(op,t if t else "-"))
+        if t is None: t=(yield [ws[0]&~0xffff if fam=='ds' else ws[0]&~0x3fff, 0])
+    return t
+
+
+# Run every opcode's attempts side by side, one llvm-mc run per round.
+running = []
+for op, ws in cases:
+    g = attempts(op, ws)
+    running.append([op, g, next(g), None])
+while True:
+    live = [r for r in running if r[1] is not None]
+    if not live:
+        break
+    texts = dis_batch([r[2] for r in live], mcpu)
+    for r, t in zip(live, texts):
+        try:
+            r[2] = r[1].send(t)
+        except StopIteration as done:
+            r[1], r[3] = None, done.value
+for op, _, _, t in running:
+    print("%d\t%s" % (op, t if t else "-"))
