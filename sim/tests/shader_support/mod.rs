@@ -427,7 +427,7 @@ impl Gpu {
             lds_bytes_per_workgroup: 65536,
         };
         self.core
-            .dispatch(&request, &*self.vm, &self.interrupts, &self.abort)
+            .dispatch(&request, &self.vm, &self.interrupts, &self.abort)
     }
 }
 
@@ -535,6 +535,6 @@ impl Gpu {
             lds_bytes_per_workgroup: 65536,
         };
         self.core
-            .dispatch(&request, &*self.vm, &self.interrupts, &self.abort)
+            .dispatch(&request, &self.vm, &self.interrupts, &self.abort)
     }
 }

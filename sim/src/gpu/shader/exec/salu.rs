@@ -513,7 +513,7 @@ mod gfx11_hwreg {
 
 /// A GFX11 hardware register that is not at its GFX9 id (None: read it as GFX9 does).
 fn read_gfx11_hwreg(e: &Exec, id: u32) -> Option<u32> {
-    use gfx11_hwreg::*;
+    use gfx11_hwreg::{FLAT_SCR_HI, FLAT_SCR_LO, HW_ID1, HW_ID2, SHADER_CYCLES};
     Some(match id {
         FLAT_SCR_LO => e.w.flat_scratch() as u32,
         FLAT_SCR_HI => (e.w.flat_scratch() >> 32) as u32,

@@ -295,10 +295,10 @@ fn vmem(g: &g11::Inst, inst: &mut Inst) {
     } else {
         Operand::None
     };
-    let data = if sig[3] != Ty::N {
-        g.src[1]
-    } else {
+    let data = if sig[3] == Ty::N {
         Operand::None
+    } else {
+        g.src[1]
     };
     let cpol = CachePolicy {
         glc: g.mem.glc,
