@@ -61,6 +61,52 @@ pub fn try_run_with_deadline(
     limit: Duration,
     what: &str,
 ) -> std::io::Result<Output> {
+    match run_bounded(command, limit, what)? {
+        Ok(output) => Ok(output),
+        Err(overdue) => panic!("{what}: {overdue}"),
+    }
+}
+
+/// A child that had not ended within its limit, killed with its process group: what it had
+/// written by then.
+#[derive(Debug)]
+pub struct Overdue {
+    /// The command, as `Debug` prints it.
+    pub command: String,
+    /// The limit it outlived.
+    pub limit: Duration,
+    /// Everything it wrote to stdout.
+    pub stdout: Vec<u8>,
+    /// Everything it wrote to stderr.
+    pub stderr: Vec<u8>,
+}
+
+impl std::fmt::Display for Overdue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "not within {:?}: killed {} and its process group\n\
+             --- stdout (end)\n{}\n--- stderr (end)\n{}",
+            self.limit,
+            self.command,
+            quote(&self.stdout),
+            quote(&self.stderr)
+        )
+    }
+}
+
+/// [`try_run_with_deadline`] for a test that decides itself what a child outliving `limit`
+/// means (a retry of a third-party program's known hang, say): such a child is killed with
+/// its process group and returned as [`Overdue`] instead of failing the test.
+///
+/// # Errors
+///
+/// The outer error: what `spawn` said if the program could not be started.
+pub fn run_bounded(
+    command: &mut Command,
+    limit: Duration,
+    what: &str,
+) -> std::io::Result<Result<Output, Overdue>> {
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -78,20 +124,19 @@ pub fn try_run_with_deadline(
         kill_group(&child);
         // SIGKILL cannot be caught; a process in uninterruptible sleep may take a moment.
         let _ = wait::until(DRAIN_GRACE, || poll(&mut child, what).is_some());
-        let (out, err) = (stdout.finish(), stderr.finish());
-        panic!(
-            "{what}: not within {limit:?}: killed {command:?} and its process group\n\
-             --- stdout (end)\n{}\n--- stderr (end)\n{}",
-            quote(&out),
-            quote(&err)
-        );
+        return Ok(Err(Overdue {
+            command: format!("{command:?}"),
+            limit,
+            stdout: stdout.finish(),
+            stderr: stderr.finish(),
+        }));
     }
     let status = status.unwrap_or_else(|| unreachable!("ended without a status"));
-    Ok(Output {
+    Ok(Ok(Output {
         status,
         stdout: stdout.finish(),
         stderr: stderr.finish(),
-    })
+    }))
 }
 
 /// The child's status if it has ended.

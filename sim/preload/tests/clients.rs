@@ -116,6 +116,20 @@ fn run_on_machine(mut command: Command, machine: Option<&str>) -> Output {
     process::run_with_deadline(&mut command, DEADLINE, &what)
 }
 
+/// [`run_on_simulator`] that returns a child outliving [`DEADLINE`] instead of failing.
+fn run_on_simulator_bounded(mut command: Command) -> Result<Output, process::Overdue> {
+    command
+        .env_remove("AQUEDUCT_SIM_MACHINE")
+        .env("LD_PRELOAD", interposer())
+        .env_remove("HSA_ENABLE_SDMA");
+    let what = format!(
+        "{} on the simulator",
+        command.get_program().to_string_lossy()
+    );
+    process::run_bounded(&mut command, DEADLINE, &what)
+        .unwrap_or_else(|e| panic!("{what}: cannot start it: {e}"))
+}
+
 fn describe(output: &Output) -> String {
     format!(
         "{}\n--- stdout\n{}\n--- stderr\n{}",
@@ -169,9 +183,35 @@ fn rocr_loaded_and_unloaded_as_a_plugin_initialises_every_round() {
         Err(why) => return hardware::skip("hsa_reload", why),
     };
     let rounds = 4;
-    let mut command = Command::new(dir.join("hsa_reload"));
-    command.arg(rounds.to_string());
-    let output = run_on_simulator(command);
+    // ROCr 5.2 can hang for good in `hsa_queue_destroy`: its async-events thread may consume
+    // the auto-reset event meant for the destroying thread, a lost wake-up the kernel allows
+    // and the simulator reproduces (`sim/tests/shared_event_wakeups.rs`; the bench restarts
+    // such ROCr children too). A run that stalls there is started again, at most twice and
+    // said on stderr; a stall at any other step fails the test.
+    let mut attempts = 0;
+    let output = loop {
+        attempts += 1;
+        let mut command = Command::new(dir.join("hsa_reload"));
+        command.arg(rounds.to_string());
+        match run_on_simulator_bounded(command) {
+            Ok(output) => break output,
+            Err(overdue) => {
+                let stderr = String::from_utf8_lossy(&overdue.stderr);
+                let last_step = stderr.lines().rev().find(|l| l.contains(": step "));
+                let rocr_lost_wakeup =
+                    last_step.is_some_and(|l| l.ends_with("step hsa_queue_destroy"));
+                assert!(
+                    rocr_lost_wakeup && attempts < 3,
+                    "hsa_reload on the simulator (attempt {attempts}): {overdue}"
+                );
+                eprintln!(
+                    "hsa_reload: attempt {attempts} stalled in ROCr's hsa_queue_destroy \
+                     ({}); starting it again",
+                    last_step.unwrap_or_default()
+                );
+            }
+        }
+    };
     assert!(output.status.success(), "{}", describe(&output));
     let stdout = String::from_utf8_lossy(&output.stdout);
     eprintln!("{stdout}");

@@ -66,6 +66,12 @@ static int device_fds(void)
     return count;
 }
 
+/* The step a round is about to take, on stderr (unbuffered): where a hang shows. */
+static void step(int round, const char *name)
+{
+    fprintf(stderr, "round %d: step %s\n", round, name);
+}
+
 int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 3;
@@ -85,20 +91,27 @@ int main(int argc, char **argv)
         get_info = (get_info_fn)dlsym(library, "hsa_agent_get_info");
         queue_create_fn queue_create = (queue_create_fn)dlsym(library, "hsa_queue_create");
         queue_destroy_fn queue_destroy = (queue_destroy_fn)dlsym(library, "hsa_queue_destroy");
+        step(round, "hsa_init");
         hsa_status_t status = init();
         gpus = 0;
         hsa_status_t queue_status = HSA_STATUS_ERROR;
         if (status == HSA_STATUS_SUCCESS) {
+            step(round, "hsa_iterate_agents");
             iterate(count_gpus, NULL);
             hsa_queue_t *queue = NULL;
             if (gpus > 0) {
+                step(round, "hsa_queue_create");
                 queue_status = queue_create(gpu, 256, HSA_QUEUE_TYPE_SINGLE, NULL, NULL,
                                             UINT32_MAX, UINT32_MAX, &queue);
-                if (queue_status == HSA_STATUS_SUCCESS)
+                if (queue_status == HSA_STATUS_SUCCESS) {
+                    step(round, "hsa_queue_destroy");
                     queue_destroy(queue);
+                }
             }
+            step(round, "hsa_shut_down");
             shut_down();
         }
+        step(round, "dlclose");
         int closed = dlclose(library);
         printf("round %d: hsa_init %#x, %d GPU agent(s), queue %#x, dlclose %d; after it: "
                "libhsa-runtime64 %s, libhsakmt %s, %d device fd(s) open\n",
