@@ -198,13 +198,13 @@ impl Run<'_> {
 /// What a core answers a dispatch of another ISA's code: an illegal instruction at the
 /// kernel descriptor (the entry is not read: nothing of that code is executed), never a
 /// GFX9 reading of GFX11 machine code or the reverse.
-fn foreign_code(request: &DispatchRequest, core: &str) -> DispatchError {
+fn foreign_code(pc: u64, target: GfxTarget, core: &str) -> DispatchError {
     DispatchError::IllegalInstruction {
-        pc: request.packet.kernel_object,
+        pc,
         encoding: Vec::new(),
         mnemonic: format!(
             "{} code: the {core} shader core executes {core} code only",
-            request.target.name()
+            target.name()
         ),
     }
 }
@@ -218,7 +218,11 @@ impl ShaderCore for Gfx9ShaderCore {
         abort: &AtomicBool,
     ) -> Result<DispatchStats, DispatchError> {
         if !request.target.is_gfx9() {
-            return Err(foreign_code(request, "GFX9"));
+            return Err(foreign_code(
+                request.packet.kernel_object,
+                request.target,
+                "GFX9",
+            ));
         }
         self.0.run(request, vm, interrupts, abort)
     }
@@ -231,14 +235,7 @@ impl ShaderCore for Gfx9ShaderCore {
         abort: &AtomicBool,
     ) -> Result<DispatchStats, DispatchError> {
         if !request.target.is_gfx9() {
-            return Err(DispatchError::IllegalInstruction {
-                pc: request.entry,
-                encoding: Vec::new(),
-                mnemonic: format!(
-                    "{} code: the GFX9 shader core executes gfx90a and gfx942 code only",
-                    request.target.name()
-                ),
-            });
+            return Err(foreign_code(request.entry, request.target, "GFX9"));
         }
         self.0
             .run_launch(Launch::from_registers(request)?, vm, interrupts, abort)
@@ -254,7 +251,11 @@ impl ShaderCore for Gfx11ShaderCore {
         abort: &AtomicBool,
     ) -> Result<DispatchStats, DispatchError> {
         if request.target != GfxTarget::Gfx1100 {
-            return Err(foreign_code(request, "GFX11"));
+            return Err(foreign_code(
+                request.packet.kernel_object,
+                request.target,
+                "GFX11",
+            ));
         }
         self.0.run(request, vm, interrupts, abort)
     }
