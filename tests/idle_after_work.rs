@@ -11,20 +11,9 @@ use std::time::Duration;
 use aqueduct::kernarg::{Arg, Geometry};
 use aqueduct::{MemoryLocation, QueueOptions};
 use support::{code_object, device, gpu};
+use test_support::cpu_time;
 
 const WAIT: Option<Duration> = Some(Duration::from_secs(60));
-
-/// User plus system CPU time of the whole process.
-fn cpu_time() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes one rusage through the pointer it is given, which is valid.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    assert_eq!(rc, 0);
-    // SAFETY: getrusage succeeded and filled the struct (it was zeroed before anyway).
-    let usage = unsafe { usage.assume_init() };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
 
 #[test]
 fn a_queue_that_ran_kernels_parks_again_and_uses_no_cpu_while_idle() {
@@ -68,9 +57,9 @@ fn a_queue_that_ran_kernels_parks_again_and_uses_no_cpu_while_idle() {
     // CPU used by the whole process. One that kept spinning would use most of every window.
     let mut last = Duration::ZERO;
     let quiet = test_support::wait::until(Duration::from_secs(10), || {
-        let before = cpu_time();
+        let before = cpu_time::of_process();
         std::thread::sleep(Duration::from_millis(100));
-        last = cpu_time().checked_sub(before).unwrap();
+        last = cpu_time::of_process().checked_sub(before).unwrap();
         last < Duration::from_millis(10)
     });
     assert!(

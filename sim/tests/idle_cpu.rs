@@ -12,19 +12,7 @@ use amdgpu_sim::MachineConfig;
 use common::Session;
 use kfd::abi::{EventData, EventType, KFD_EVENT_TIMEOUT_INFINITE, WaitResult};
 use kfd::ioctl::calls as ioctls;
-use test_support::watchdog;
-
-/// User plus system CPU time of the whole process.
-fn cpu_time() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes one rusage into the pointer it is given, which is valid.
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) };
-    assert_eq!(rc, 0);
-    // SAFETY: getrusage succeeded and filled the struct (it was zeroed before anyway).
-    let usage = unsafe { usage.assume_init() };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
+use test_support::{cpu_time, watchdog};
 
 #[test]
 fn an_idle_machine_with_queues_and_a_blocked_waiter_uses_no_cpu() {
@@ -59,9 +47,9 @@ fn an_idle_machine_with_queues_and_a_blocked_waiter_uses_no_cpu() {
                 > 0
         });
         assert!(asleep, "the waiter never slept");
-        let before = cpu_time();
+        let before = cpu_time::of_process();
         std::thread::sleep(Duration::from_millis(500));
-        let used = cpu_time().checked_sub(before).unwrap();
+        let used = cpu_time::of_process().checked_sub(before).unwrap();
         ioctls::set_event(&s.machine, s.kfd, event).unwrap();
         assert_eq!(waiter.join().unwrap().unwrap(), WaitResult::COMPLETE);
         // A spinning thread would use ~500 ms; allow a generous margin for timer noise.

@@ -17,6 +17,7 @@
 
 pub mod cargo_build;
 pub mod corpus;
+pub mod cpu_time;
 pub mod fork;
 pub mod hardware;
 pub mod process;
