@@ -353,7 +353,7 @@ pub unsafe extern "C" fn hsa_executable_load_agent_code_object(
             .ok_or_else(|| Error::new(Status::INVALID_CODE_OBJECT_READER, "unknown reader"))?;
         let position = load(&runtime, executable, agent, &bytes)?;
         if !loaded_code_object.is_null() {
-            let handle = crate::loader_extension::loaded_code_object(executable, position);
+            let handle = crate::loaded_code_object::handle(executable, position);
             // SAFETY: non-null, valid for one write by the caller's contract.
             unsafe { loaded_code_object.write(handle) };
         }

@@ -25,6 +25,7 @@ pub mod executable;
 pub mod exports;
 pub mod extension;
 pub mod isa;
+pub mod loaded_code_object;
 pub mod loader_extension;
 pub mod memory;
 pub mod misc;

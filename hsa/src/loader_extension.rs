@@ -15,18 +15,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::{Error, Result, entry};
 use crate::executable::HsaExecutable;
+use crate::loaded_code_object;
 use crate::model::handle_of;
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
 use crate::value::{Value, answer};
-
-/// Positions per executable in a loaded-code-object handle.
-const POSITIONS: u64 = 1 << 16;
-
-/// The handle of the code object loaded at `position` in `executable`.
-pub fn loaded_code_object(executable: u64, position: usize) -> u64 {
-    executable * POSITIONS + position as u64
-}
 
 /// `hsa_ven_amd_loader_segment_descriptor_t`.
 #[repr(C)]
@@ -115,8 +108,7 @@ fn containing(runtime: &Runtime, address: u64) -> Result<Loaded> {
 }
 
 fn find(runtime: &Runtime, handle: u64) -> Result<Loaded> {
-    let executable = handle / POSITIONS;
-    let position = usize::try_from(handle % POSITIONS).unwrap_or(usize::MAX);
+    let (executable, position) = loaded_code_object::parts(handle);
     let exec = runtime
         .objects
         .executables
@@ -252,8 +244,13 @@ pub unsafe extern "C" fn hsa_ven_amd_loader_executable_iterate_loaded_code_objec
             drop(runtime);
             for position in 0..count {
                 // SAFETY: the program's callback, with its data.
-                let status =
-                    unsafe { callback(executable, loaded_code_object(executable, position), data) };
+                let status = unsafe {
+                    callback(
+                        executable,
+                        loaded_code_object::handle(executable, position),
+                        data,
+                    )
+                };
                 if status != Status::SUCCESS {
                     return Ok(status);
                 }
