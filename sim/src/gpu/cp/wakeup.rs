@@ -379,6 +379,23 @@ mod tests {
         }
     }
 
+    /// Park `control` with `park` on another thread and return once it is asleep: the ticket
+    /// it parked with and its thread.
+    fn asleep_on_another_thread(
+        control: &Arc<Control>,
+        park: impl FnOnce(&Control, Ticket) + Send + 'static,
+    ) -> (Ticket, std::thread::JoinHandle<()>) {
+        let (ticket, ..) = control.observe();
+        let thread = {
+            let control = control.clone();
+            std::thread::spawn(move || park(&control, ticket))
+        };
+        assert!(test_support::wait::until(Duration::from_secs(30), || {
+            control.progress().asleep_after_look == Some(1)
+        }));
+        (ticket, thread)
+    }
+
     #[test]
     fn doorbells_keep_the_highest_value() {
         let control = Control::new(config());
@@ -436,14 +453,7 @@ mod tests {
     fn progress_counts_looks_and_says_when_the_processor_sleeps() {
         let control = Arc::new(Control::new(config()));
         assert_eq!(control.progress(), ProcessorProgress::default());
-        let (ticket, ..) = control.observe();
-        let sleeper = {
-            let control = control.clone();
-            std::thread::spawn(move || control.park(ticket, None))
-        };
-        assert!(test_support::wait::until(Duration::from_secs(30), || {
-            control.progress().asleep_after_look == Some(1)
-        }));
+        let (ticket, sleeper) = asleep_on_another_thread(&control, |c, t| c.park(t, None));
         assert!(control.progress().asleep_until_event);
         control.ring_doorbell(1);
         // Woken (its ticket is stale) even before its thread runs again.
@@ -535,17 +545,10 @@ mod tests {
     fn a_doorbell_does_not_wake_a_processor_polling_memory_but_an_update_does() {
         within(DEFAULT_DEADLINE, || {
             let control = Arc::new(Control::new(config()));
-            let (ticket, ..) = control.observe();
-            let poller = {
-                let control = control.clone();
-                // Far longer than the watchdog: only a wake-up ends it.
-                std::thread::spawn(move || {
-                    control.park_polling_memory(ticket, Duration::from_secs(3600));
-                })
-            };
-            assert!(test_support::wait::until(Duration::from_secs(30), || {
-                control.progress().asleep_after_look == Some(1)
-            }));
+            // Far longer than the watchdog: only a wake-up ends it.
+            let (_, poller) = asleep_on_another_thread(&control, |c, t| {
+                c.park_polling_memory(t, Duration::from_secs(3600));
+            });
             control.ring_doorbell(3);
             assert_eq!(control.wakeups(), 0, "a doorbell woke a barrier wait");
             control.update(config());
@@ -560,14 +563,7 @@ mod tests {
     fn a_doorbell_wakes_a_processor_parked_until_any_event() {
         within(DEFAULT_DEADLINE, || {
             let control = Arc::new(Control::new(config()));
-            let (ticket, ..) = control.observe();
-            let sleeper = {
-                let control = control.clone();
-                std::thread::spawn(move || control.park(ticket, None))
-            };
-            assert!(test_support::wait::until(Duration::from_secs(30), || {
-                control.progress().asleep_after_look == Some(1)
-            }));
+            let (_, sleeper) = asleep_on_another_thread(&control, |c, t| c.park(t, None));
             control.ring_doorbell(1);
             assert_eq!(control.wakeups(), 1);
             sleeper.join().unwrap();
