@@ -9,40 +9,32 @@
 //!
 //! - `runtime`: `hsa_init` / `hsa_shut_down`, reference counted;
 //! - `model`: the agents, pools and ISAs the info functions answer from;
-//! - `system`, `agent`, `isa`, `pool`, `extension`: the info functions;
+//! - `api`: the info functions (`system`, `agent`, `isa`, `pool`, `extension`), the loader
+//!   extension, profiling, the asynchronous copies and the rest of `hsa_ext_amd.h`;
 //! - `signal`, `queue`, `memory`, `executable`: the objects a program makes;
-//! - `async_copy`, `copy_engines`: asynchronous copies on the GPUs' copy engines;
+//! - `copy_engines`: the GPUs' copy engines the asynchronous copies run on;
 //! - `status`, `error`, `value`: statuses, the crate's error, attribute values.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod agent;
-pub mod async_copy;
+pub mod api;
 pub mod async_handlers;
 pub mod copy_engines;
 pub mod error;
 pub mod executable;
 pub mod exports;
-pub mod extension;
-pub mod isa;
 pub mod loaded_code_object;
-pub mod loader_extension;
 pub mod memory;
-pub mod misc;
 pub mod model;
 pub mod objects;
-pub mod pool;
-pub mod profiling;
 pub mod queue;
 pub mod queue_errors;
 pub mod runtime;
 pub mod scratch_requests;
 pub mod signal;
 pub mod status;
-pub mod system;
 pub mod system_events;
 mod table;
-pub mod unsupported;
 pub mod value;
 
 pub use status::Status;

@@ -4,11 +4,11 @@
 
 use std::ffi::c_void;
 
+use crate::api::system::TIMESTAMP_HZ;
 use crate::copy_engines::CopiedBy;
 use crate::error::{Error, Result, entry};
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
-use crate::system::TIMESTAMP_HZ;
 
 /// `hsa_amd_profiling_dispatch_time_t` (and `_async_copy_time_t`): start and end.
 #[repr(C)]

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use aqueduct::{Condition, MemoryOrder};
 
-use crate::agent::{HandleCallback, iterate};
+use crate::api::agent::{HandleCallback, iterate};
 use crate::error::{Error, entry};
 use crate::model::index_of;
 use crate::runtime::runtime;

@@ -115,9 +115,9 @@ fn on_cpu(runtime: &Runtime, order: &Order, copy: impl FnOnce() -> Result<()>) -
     for dep in &order.after {
         dep.wait(Condition::Eq, 0, Some(DEPENDENCY_PATIENCE))?;
     }
-    let start = crate::system::timestamp();
+    let start = crate::api::system::timestamp();
     copy()?;
-    let end = crate::system::timestamp();
+    let end = crate::api::system::timestamp();
     let engines = &runtime.objects.copies;
     if engines.profiling() {
         engines.record(order.completion_handle, CopiedBy::Host { start, end });

@@ -1,0 +1,12 @@
+//! The C API's entry points, one module per area, named as HSA names them.
+
+pub mod agent;
+pub mod async_copy;
+pub mod extension;
+pub mod isa;
+pub mod loader_extension;
+pub mod misc;
+pub mod pool;
+pub mod profiling;
+pub mod system;
+pub mod unsupported;
