@@ -12,14 +12,13 @@
 //! - `api`: the info functions (`system`, `agent`, `isa`, `pool`, `extension`), the loader
 //!   extension, profiling, the asynchronous copies and the rest of `hsa_ext_amd.h`;
 //! - `signal`, `queue`, `memory`, `executable`: the objects a program makes;
-//! - `copy_engines`: the GPUs' copy engines the asynchronous copies run on;
+//! - `objects`: the tables of what a program creates, the copy engines and the runtime's
+//!   threads (async handlers, the system-event monitor);
 //! - `status`, `error`, `value`: statuses, the crate's error, attribute values.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod api;
-pub mod async_handlers;
-pub mod copy_engines;
 pub mod error;
 pub mod executable;
 pub mod exports;
@@ -28,12 +27,9 @@ pub mod memory;
 pub mod model;
 pub mod objects;
 pub mod queue;
-pub mod queue_errors;
 pub mod runtime;
-pub mod scratch_requests;
 pub mod signal;
 pub mod status;
-pub mod system_events;
 mod table;
 pub mod value;
 

@@ -115,7 +115,7 @@ pub unsafe extern "C" fn hsa_queue_create(
         runtime
             .objects
             .events
-            .start(&runtime.device, &runtime.machine);
+            .start(&runtime.device, &runtime.machine, &runtime.objects.queues);
         // SAFETY: non-null, valid for one write by the caller's contract.
         unsafe { queue.write(address as *mut c_void) };
         Ok(Status::SUCCESS)

@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use aqueduct::{Buffer, Condition, CopyOrder, MemoryOrder, Pitched, Signal};
 
-use crate::copy_engines::CopiedBy;
 use crate::error::{Error, Result, entry};
+use crate::objects::copy_engines::CopiedBy;
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
 
@@ -92,7 +92,7 @@ fn on_engine(
     work: impl FnOnce(&aqueduct::CopyQueue, &CopyOrder<'_>) -> aqueduct::Result<()>,
 ) -> Result<()> {
     let engines = &runtime.objects.copies;
-    let queue = engines.queue(runtime, agent)?;
+    let queue = engines.queue(&runtime.device, &runtime.machine, agent)?;
     let after: Vec<&Signal> = order.after.iter().collect();
     let profiled = engines.profiling();
     work(

@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod async_copy;
+pub mod async_handlers;
 pub mod extension;
 pub mod isa;
 pub mod loader_extension;
@@ -9,4 +10,5 @@ pub mod misc;
 pub mod pool;
 pub mod profiling;
 pub mod system;
+pub mod system_events;
 pub mod unsupported;

@@ -5,8 +5,8 @@
 use std::ffi::c_void;
 
 use crate::api::system::TIMESTAMP_HZ;
-use crate::copy_engines::CopiedBy;
 use crate::error::{Error, Result, entry};
+use crate::objects::copy_engines::CopiedBy;
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
 

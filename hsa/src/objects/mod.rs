@@ -1,24 +1,41 @@
 //! What a program creates through the API, kept by the runtime until it is destroyed or the
-//! runtime shuts down.
+//! runtime shuts down: one table (or set of tables) per kind of object, with the operations
+//! on it, and the runtime's threads that serve them. Nothing here knows the runtime: what a
+//! thread needs (the device, the machine, the queue table) is handed to it when it starts, and
+//! the entry points (`api`) reach the tables through `runtime::runtime()`.
+//!
+//! - `copy_engines`: the copy queues and copy profiling of the asynchronous copies;
+//! - `async_handlers`: the signal handlers and the thread that calls them;
+//! - `system_events`: the system-event handlers and the monitor thread, which serves the CP's
+//!   scratch requests (`scratch_requests`) and hands queue errors to the queues' callbacks
+//!   (`queue_errors`).
+
+use std::sync::Arc;
 
 use unload_safe_thread::UnloadSafeThread;
 
-use crate::async_handlers::AsyncHandlers;
-use crate::copy_engines::CopyEngines;
+pub mod async_handlers;
+pub mod copy_engines;
+pub mod queue_errors;
+pub mod scratch_requests;
+pub mod system_events;
+
 use crate::executable::Executables;
 use crate::memory::Allocations;
 use crate::queue::HsaQueue;
 use crate::signal::Signals;
-use crate::system_events::{QueueCallback, SystemEvents};
 use crate::table::Table;
+use async_handlers::AsyncHandlers;
+use copy_engines::CopyEngines;
+use system_events::SystemEvents;
 
 /// The tables of live objects.
 #[derive(Debug, Default)]
 pub struct Objects {
     /// Signals and doorbells.
     pub signals: Signals,
-    /// Queues by `hsa_queue_t` address.
-    pub queues: Table<HsaQueue>,
+    /// Queues by `hsa_queue_t` address (shared with the system-event monitor).
+    pub queues: Arc<Table<HsaQueue>>,
     /// The copy engines' queues and copy profiling.
     pub copies: CopyEngines,
     /// Memory the program allocated or locked.
@@ -42,15 +59,5 @@ impl Objects {
         self.executables.close();
         self.memory.close();
         threads.into_iter().flatten().collect()
-    }
-
-    /// The error callbacks of the queues on GPU `gpu_id`.
-    pub fn queue_callbacks(&self, gpu_id: u32) -> Vec<QueueCallback> {
-        self.queues.collect(|address, q| match q.callback {
-            (Some(callback), data) if q.queue.gpu_id() == gpu_id => {
-                Some((callback, data, address, gpu_id))
-            }
-            _ => None,
-        })
     }
 }
