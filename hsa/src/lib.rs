@@ -28,7 +28,6 @@ pub mod model;
 pub mod objects;
 pub mod queue;
 pub mod runtime;
-pub mod signal;
 pub mod status;
 mod table;
 pub mod value;

@@ -57,11 +57,11 @@ unsafe fn order(
     };
     let after = handles
         .iter()
-        .map(|&h| crate::signal::signal(runtime, h))
+        .map(|&h| crate::api::signal::signal(runtime, h))
         .collect::<Result<Vec<_>>>()?;
     Ok(Order {
         after,
-        completion: crate::signal::signal(runtime, completion_signal)?,
+        completion: crate::api::signal::signal(runtime, completion_signal)?,
         completion_handle: completion_signal,
     })
 }

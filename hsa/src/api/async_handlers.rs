@@ -22,7 +22,7 @@ pub extern "C" fn hsa_amd_signal_async_handler(
     entry("hsa_amd_signal_async_handler", || {
         let runtime = runtime()?;
         let handler = handler.ok_or_else(|| Error::invalid_argument("null handler"))?;
-        let signal = crate::signal::signal(&runtime, signal)?;
+        let signal = crate::api::signal::signal(&runtime, signal)?;
         let condition = match cond {
             0 => Condition::Eq,
             1 => Condition::Ne,

@@ -352,7 +352,7 @@ pub unsafe extern "C" fn hsa_amd_signal_wait_any(
                 3 => Condition::Gte,
                 _ => return None,
             };
-            crate::signal::signal(&runtime, h)
+            crate::api::signal::signal(&runtime, h)
                 .ok()
                 .map(|s| (s, condition))
         })

@@ -9,6 +9,7 @@ pub mod loader_extension;
 pub mod misc;
 pub mod pool;
 pub mod profiling;
+pub mod signal;
 pub mod system;
 pub mod system_events;
 pub mod unsupported;

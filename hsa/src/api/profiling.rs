@@ -61,7 +61,7 @@ pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(
         if time.is_null() {
             return Err(Error::invalid_argument("null time"));
         }
-        let stamps = crate::signal::signal(&runtime, signal)?.timestamps()?;
+        let stamps = crate::api::signal::signal(&runtime, signal)?.timestamps()?;
         let times = Times {
             start: to_system(&runtime, agent, stamps.start)?,
             end: to_system(&runtime, agent, stamps.end)?,
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn hsa_amd_profiling_get_async_copy_time(
         if time.is_null() {
             return Err(Error::invalid_argument("null time"));
         }
-        let live = crate::signal::signal(&runtime, signal)?;
+        let live = crate::api::signal::signal(&runtime, signal)?;
         let times = match runtime.objects.copies.copied_by(signal) {
             None => return Err(Error::new(Status::ERROR, "no profiled copy completed it")),
             Some(CopiedBy::Host { start, end }) => Times { start, end },

@@ -18,15 +18,16 @@ pub mod async_handlers;
 pub mod copy_engines;
 pub mod queue_errors;
 pub mod scratch_requests;
+pub mod signal;
 pub mod system_events;
 
 use crate::executable::Executables;
 use crate::memory::Allocations;
 use crate::queue::HsaQueue;
-use crate::signal::Signals;
 use crate::table::Table;
 use async_handlers::AsyncHandlers;
 use copy_engines::CopyEngines;
+use signal::Signals;
 use system_events::SystemEvents;
 
 /// The tables of live objects.
