@@ -26,7 +26,6 @@ pub mod loaded_code_object;
 pub mod memory;
 pub mod model;
 pub mod objects;
-pub mod queue;
 pub mod runtime;
 pub mod status;
 mod table;

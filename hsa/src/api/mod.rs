@@ -9,6 +9,7 @@ pub mod loader_extension;
 pub mod misc;
 pub mod pool;
 pub mod profiling;
+pub mod queue;
 pub mod signal;
 pub mod system;
 pub mod system_events;

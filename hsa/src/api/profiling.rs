@@ -40,7 +40,7 @@ pub extern "C" fn hsa_amd_profiling_set_profiler_enabled(
 ) -> Status {
     entry("hsa_amd_profiling_set_profiler_enabled", || {
         let runtime = runtime()?;
-        crate::queue::queue(&runtime, queue)?.set_profiling(enable != 0)?;
+        crate::api::queue::queue(&runtime, queue)?.set_profiling(enable != 0)?;
         Ok(Status::SUCCESS)
     })
 }

@@ -14,7 +14,7 @@ use std::ffi::c_void;
 
 use aqueduct::QueueError;
 
-use crate::queue::HsaQueue;
+use crate::objects::queue::HsaQueue;
 use crate::status::Status;
 use crate::table::Table;
 

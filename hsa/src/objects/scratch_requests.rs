@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use crate::queue::HsaQueue;
+use crate::objects::queue::HsaQueue;
 use crate::table::Table;
 
 /// Grow and resume every queue the CP halted for scratch. Returns the queues (by

@@ -17,7 +17,7 @@ use unload_safe_thread::UnloadSafeThread;
 use aqueduct::{Device, MemoryFault};
 
 use crate::model::{Machine, handle_of};
-use crate::queue::HsaQueue;
+use crate::objects::queue::HsaQueue;
 use crate::status::Status;
 use crate::table::Table;
 
