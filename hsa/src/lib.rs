@@ -23,7 +23,6 @@ pub mod error;
 pub mod executable;
 pub mod exports;
 pub mod loaded_code_object;
-pub mod memory;
 pub mod model;
 pub mod objects;
 pub mod runtime;

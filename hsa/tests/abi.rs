@@ -12,8 +12,8 @@ use test_support::process;
 /// How long compiling or running the probe may take.
 const LIMIT: Duration = Duration::from_secs(120);
 
+use hsa_runtime64::api::memory::PointerInfo;
 use hsa_runtime64::api::profiling::Times;
-use hsa_runtime64::memory::PointerInfo;
 use hsa_runtime64::objects::system_events::Event;
 
 const PROBE: &str = r#"

@@ -195,7 +195,7 @@ pub unsafe extern "C" fn hsa_amd_memory_async_copy(
             }
             None => on_cpu(&runtime, &order, || {
                 // SAFETY: the caller's contract.
-                unsafe { crate::memory::copy(&runtime, dst as u64, src as u64, size) }
+                unsafe { crate::api::memory::copy(&runtime, dst as u64, src as u64, size) }
             })?,
         }
         Ok(Status::SUCCESS)
@@ -362,7 +362,7 @@ pub unsafe extern "C" fn hsa_amd_memory_async_copy_rect(
                         };
                         // SAFETY: each row lies in the boxes the caller vouches for.
                         unsafe {
-                            crate::memory::copy(
+                            crate::api::memory::copy(
                                 &runtime,
                                 row(to_first, &dst),
                                 row(from_first, &src),

@@ -6,6 +6,7 @@ pub mod async_handlers;
 pub mod extension;
 pub mod isa;
 pub mod loader_extension;
+pub mod memory;
 pub mod misc;
 pub mod pool;
 pub mod profiling;
