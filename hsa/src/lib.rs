@@ -20,7 +20,6 @@
 
 pub mod api;
 pub mod error;
-pub mod executable;
 pub mod exports;
 pub mod loaded_code_object;
 pub mod model;

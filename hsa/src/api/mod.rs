@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod async_copy;
 pub mod async_handlers;
+pub mod executable;
 pub mod extension;
 pub mod isa;
 pub mod loader_extension;

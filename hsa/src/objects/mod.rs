@@ -16,6 +16,7 @@ use unload_safe_thread::UnloadSafeThread;
 
 pub mod async_handlers;
 pub mod copy_engines;
+pub mod executable;
 pub mod memory;
 pub mod queue;
 pub mod queue_errors;
@@ -23,10 +24,10 @@ pub mod scratch_requests;
 pub mod signal;
 pub mod system_events;
 
-use crate::executable::Executables;
 use crate::table::Table;
 use async_handlers::AsyncHandlers;
 use copy_engines::CopyEngines;
+use executable::Executables;
 use memory::Allocations;
 use queue::HsaQueue;
 use signal::Signals;
