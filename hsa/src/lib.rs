@@ -7,14 +7,19 @@
 //! clients read the object behind a handle themselves: a signal handle is the address of its
 //! `amd_signal_t`, a queue is an `amd_queue_t` whose first member is the `hsa_queue_t`.
 //!
-//! - `runtime`: `hsa_init` / `hsa_shut_down`, reference counted;
-//! - `model`: the agents, pools and ISAs the info functions answer from;
-//! - `api`: the info functions (`system`, `agent`, `isa`, `pool`, `extension`), the loader
-//!   extension, profiling, the asynchronous copies and the rest of `hsa_ext_amd.h`;
-//! - `signal`, `queue`, `memory`, `executable`: the objects a program makes;
-//! - `objects`: the tables of what a program creates, the copy engines and the runtime's
-//!   threads (async handlers, the system-event monitor);
-//! - `status`, `error`, `value`: statuses, the crate's error, attribute values.
+//! The crate is a one-way stack (`tests/architecture.rs` checks it), lowest first:
+//!
+//! - `status`, `error`, `value`, `table`, `model`, `loaded_code_object`: statuses, the crate's
+//!   error, attribute values, handle tables, the agents, pools and ISAs the info functions
+//!   answer from, loaded-code-object handles;
+//! - `objects`: what a program creates (signals, queues, memory, executables, copy engines,
+//!   handlers) in tables with the operations on them, and the runtime's threads; nothing there
+//!   knows the runtime;
+//! - `runtime`: the live runtime (device, machine, objects), `hsa_init` / `hsa_shut_down`,
+//!   reference counted;
+//! - `api`: the other entry points, one module per area of the C API, each finding the
+//!   runtime through `runtime::runtime()`;
+//! - `exports`: the list of every export and its symbol version.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 

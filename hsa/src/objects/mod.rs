@@ -4,6 +4,7 @@
 //! thread needs (the device, the machine, the queue table) is handed to it when it starts, and
 //! the entry points (`api`) reach the tables through `runtime::runtime()`.
 //!
+//! - `signal`, `queue`, `memory`, `executable`: the objects' tables;
 //! - `copy_engines`: the copy queues and copy profiling of the asynchronous copies;
 //! - `async_handlers`: the signal handlers and the thread that calls them;
 //! - `system_events`: the system-event handlers and the monitor thread, which serves the CP's
