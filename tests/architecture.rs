@@ -26,7 +26,7 @@ const CRATES: &[(&str, Option<&[&[&str]]>)] = &[
     (".", Some(AQUEDUCT_LAYERS)),
     ("aql", None),
     ("amdgpu-target", None),
-    ("hsa", None),
+    ("hsa", Some(HSA_LAYERS)),
     ("kfd", None),
     ("drm-amdgpu", None),
     ("loader", None),
@@ -54,6 +54,18 @@ const AQUEDUCT_LAYERS: &[&[&str]] = &[
     &["launch"],
     &["executable"],
     &["program"],
+];
+
+/// libhsa-runtime64's layers, lowest first: pure pieces, the error type, what the info
+/// functions answer from, the objects a program creates (tables and the runtime's threads, none
+/// knowing the runtime), the runtime holding them, the C API's entry points above it.
+const HSA_LAYERS: &[&[&str]] = &[
+    &["status", "table", "loaded_code_object"],
+    &["error"],
+    &["value", "model"],
+    &["objects"],
+    &["runtime"],
+    &["api", "exports"],
 ];
 
 /// What the contracts are: the only modules of `sim/src/gpu/` the driver model may name.
@@ -118,6 +130,11 @@ fn aqueduct_is_a_one_way_stack() {
 #[test]
 fn aql_is_a_one_way_stack() {
     assert_sound("aql");
+}
+
+#[test]
+fn hsa_is_a_one_way_stack() {
+    assert_sound("hsa");
 }
 
 #[test]

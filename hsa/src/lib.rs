@@ -7,42 +7,31 @@
 //! clients read the object behind a handle themselves: a signal handle is the address of its
 //! `amd_signal_t`, a queue is an `amd_queue_t` whose first member is the `hsa_queue_t`.
 //!
-//! - `runtime`: `hsa_init` / `hsa_shut_down`, reference counted;
-//! - `model`: the agents, pools and ISAs the info functions answer from;
-//! - `system`, `agent`, `isa`, `pool`, `extension`: the info functions;
-//! - `signal`, `queue`, `memory`, `executable`: the objects a program makes;
-//! - `async_copy`, `copy_engines`: asynchronous copies on the GPUs' copy engines;
-//! - `status`, `error`, `value`: statuses, the crate's error, attribute values.
+//! The crate is a one-way stack (`tests/architecture.rs` checks it), lowest first:
+//!
+//! - `status`, `error`, `value`, `table`, `model`, `loaded_code_object`: statuses, the crate's
+//!   error, attribute values, handle tables, the agents, pools and ISAs the info functions
+//!   answer from, loaded-code-object handles;
+//! - `objects`: what a program creates (signals, queues, memory, executables, copy engines,
+//!   handlers) in tables with the operations on them, and the runtime's threads; nothing there
+//!   knows the runtime;
+//! - `runtime`: the live runtime (device, machine, objects), `hsa_init` / `hsa_shut_down`,
+//!   reference counted;
+//! - `api`: the other entry points, one module per area of the C API, each finding the
+//!   runtime through `runtime::runtime()`;
+//! - `exports`: the list of every export and its symbol version.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod agent;
-pub mod async_copy;
-pub mod async_handlers;
-pub mod copy_engines;
+pub mod api;
 pub mod error;
-pub mod executable;
 pub mod exports;
-pub mod extension;
-pub mod isa;
 pub mod loaded_code_object;
-pub mod loader_extension;
-pub mod memory;
-pub mod misc;
 pub mod model;
 pub mod objects;
-pub mod pool;
-pub mod profiling;
-pub mod queue;
-pub mod queue_errors;
 pub mod runtime;
-pub mod scratch_requests;
-pub mod signal;
 pub mod status;
-pub mod system;
-pub mod system_events;
 mod table;
-pub mod unsupported;
 pub mod value;
 
 pub use status::Status;

@@ -12,9 +12,9 @@ use test_support::process;
 /// How long compiling or running the probe may take.
 const LIMIT: Duration = Duration::from_secs(120);
 
-use hsa_runtime64::memory::PointerInfo;
-use hsa_runtime64::profiling::Times;
-use hsa_runtime64::system_events::Event;
+use hsa_runtime64::api::memory::PointerInfo;
+use hsa_runtime64::api::profiling::Times;
+use hsa_runtime64::objects::system_events::Event;
 
 const PROBE: &str = r#"
 #include <hsa/hsa.h>

@@ -7,10 +7,10 @@ use std::sync::Barrier;
 use std::time::Duration;
 
 use hsa_runtime64::Status;
-use hsa_runtime64::agent::{hsa_agent_get_info, hsa_iterate_agents};
+use hsa_runtime64::api::agent::{hsa_agent_get_info, hsa_iterate_agents};
+use hsa_runtime64::api::system::hsa_system_get_info;
 use hsa_runtime64::runtime::{hsa_init, hsa_shut_down, reference_count};
 use hsa_runtime64::status::hsa_status_string;
-use hsa_runtime64::system::hsa_system_get_info;
 
 const THREADS: usize = 16;
 const ROUNDS: usize = 20;

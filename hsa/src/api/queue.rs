@@ -12,24 +12,9 @@ use aqueduct::{Queue, QueueOptions};
 
 use crate::error::{Error, Result, entry};
 use crate::model::AgentKind;
+use crate::objects::queue::{ErrorCallback, HsaQueue};
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
-
-/// The callback a program gives `hsa_queue_create` for queue errors.
-pub type ErrorCallback = Option<unsafe extern "C" fn(Status, *mut c_void, *mut c_void)>;
-
-/// A queue the runtime made, by descriptor address.
-#[derive(Debug)]
-pub struct HsaQueue {
-    /// aqueduct's queue.
-    pub queue: Queue,
-    /// The doorbell signal (its address is the handle in `hsa_queue_t::doorbell_signal`).
-    pub doorbell: Box<AmdSignal>,
-    /// The agent it runs on (index).
-    pub agent: usize,
-    /// The program's error callback and its data (an address, to keep the entry `Send`).
-    pub callback: (ErrorCallback, usize),
-}
 
 /// A queue of the runtime by its `hsa_queue_t` pointer.
 pub fn queue(runtime: &Runtime, pointer: *const c_void) -> Result<Queue> {
@@ -115,7 +100,7 @@ pub unsafe extern "C" fn hsa_queue_create(
         runtime
             .objects
             .events
-            .start(&runtime.device, &runtime.machine);
+            .start(&runtime.device, &runtime.machine, &runtime.objects.queues);
         // SAFETY: non-null, valid for one write by the caller's contract.
         unsafe { queue.write(address as *mut c_void) };
         Ok(Status::SUCCESS)

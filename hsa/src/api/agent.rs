@@ -161,7 +161,7 @@ pub fn agent_info(
                 .ok_or_else(|| Error::invalid_argument("a CPU agent has no ISA"))?;
             Value::U64(handle_of(isa))
         }
-        a::EXTENSIONS => Value::Bytes(crate::extension::supported_mask().to_vec()),
+        a::EXTENSIONS => Value::Bytes(crate::api::extension::supported_mask().to_vec()),
         a::VERSION_MAJOR | a::VERSION_MINOR => Value::U16(1),
         a::AMD_CHIP_ID => Value::U32(agent.chip_id),
         a::AMD_CACHELINE_SIZE => Value::U32(64),

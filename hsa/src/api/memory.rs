@@ -4,55 +4,15 @@
 //! buffer reads and writes where the CPU cannot map it); the asynchronous copies are in
 //! `async_copy`, on the copy engines.
 
-use std::collections::BTreeMap;
 use std::ffi::c_void;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use aqueduct::{Buffer, GpuAgent};
 
 use crate::error::{Error, Result, entry};
 use crate::model::{handle_of, index_of};
+use crate::objects::memory::Allocation;
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
-
-/// One allocation: the buffer, the pool it came from.
-#[derive(Clone, Debug)]
-pub struct Allocation {
-    /// aqueduct's buffer.
-    pub buffer: Buffer,
-    /// The pool (index); `None` for the program's memory locked with `hsa_amd_memory_lock`.
-    pub pool: Option<usize>,
-    /// For locked memory: how many locks hold it (a lock of a range already locked counts
-    /// one more instead of registering the pages again).
-    pub locks: usize,
-}
-
-/// The program's allocations by start address.
-#[derive(Debug, Default)]
-pub struct Allocations {
-    by_address: Mutex<BTreeMap<u64, Allocation>>,
-}
-
-impl Allocations {
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<u64, Allocation>> {
-        self.by_address
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The allocation containing `address`, with the offset into it.
-    pub fn containing(&self, address: u64) -> Option<(Allocation, usize)> {
-        let map = self.lock();
-        let (&start, allocation) = map.range(..=address).next_back()?;
-        let offset = (address - start) as usize;
-        (offset < allocation.buffer.len()).then(|| (allocation.clone(), offset))
-    }
-
-    /// Drop every allocation.
-    pub fn close(&self) {
-        self.lock().clear();
-    }
-}
 
 /// Allocate `size` bytes from the pool of `handle`.
 fn allocate(runtime: &Runtime, pool: u64, size: usize) -> Result<u64> {

@@ -10,17 +10,16 @@
 
 use std::collections::HashSet;
 
-use crate::objects::Objects;
+use crate::objects::queue::HsaQueue;
+use crate::table::Table;
 
 /// Grow and resume every queue the CP halted for scratch. Returns the queues (by
 /// `hsa_queue_t` address) whose scratch could not be grown: they stay halted, and
 /// `queue_errors` hands their error to the queue's callback, as ROCr does when its
 /// `DynamicScratchHandler` fails. A halted queue not in the set is left alone by
 /// `queue_errors` (it is served here, on this slice or the next).
-pub fn serve(objects: &Objects) -> HashSet<u64> {
-    let queues = objects
-        .queues
-        .collect(|address, q| Some((address, q.queue.clone())));
+pub fn serve(queues: &Table<HsaQueue>) -> HashSet<u64> {
+    let queues = queues.collect(|address, q| Some((address, q.queue.clone())));
     let mut failed = HashSet::new();
     for (address, queue) in queues {
         match queue.serve_scratch_request() {

@@ -4,11 +4,11 @@
 
 use std::ffi::c_void;
 
-use crate::copy_engines::CopiedBy;
+use crate::api::system::TIMESTAMP_HZ;
 use crate::error::{Error, Result, entry};
+use crate::objects::copy_engines::CopiedBy;
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
-use crate::system::TIMESTAMP_HZ;
 
 /// `hsa_amd_profiling_dispatch_time_t` (and `_async_copy_time_t`): start and end.
 #[repr(C)]
@@ -40,7 +40,7 @@ pub extern "C" fn hsa_amd_profiling_set_profiler_enabled(
 ) -> Status {
     entry("hsa_amd_profiling_set_profiler_enabled", || {
         let runtime = runtime()?;
-        crate::queue::queue(&runtime, queue)?.set_profiling(enable != 0)?;
+        crate::api::queue::queue(&runtime, queue)?.set_profiling(enable != 0)?;
         Ok(Status::SUCCESS)
     })
 }
@@ -61,7 +61,7 @@ pub unsafe extern "C" fn hsa_amd_profiling_get_dispatch_time(
         if time.is_null() {
             return Err(Error::invalid_argument("null time"));
         }
-        let stamps = crate::signal::signal(&runtime, signal)?.timestamps()?;
+        let stamps = crate::api::signal::signal(&runtime, signal)?.timestamps()?;
         let times = Times {
             start: to_system(&runtime, agent, stamps.start)?,
             end: to_system(&runtime, agent, stamps.end)?,
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn hsa_amd_profiling_get_async_copy_time(
         if time.is_null() {
             return Err(Error::invalid_argument("null time"));
         }
-        let live = crate::signal::signal(&runtime, signal)?;
+        let live = crate::api::signal::signal(&runtime, signal)?;
         let times = match runtime.objects.copies.copied_by(signal) {
             None => return Err(Error::new(Status::ERROR, "no profiled copy completed it")),
             Some(CopiedBy::Host { start, end }) => Times { start, end },

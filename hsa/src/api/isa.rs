@@ -2,7 +2,7 @@
 
 use std::ffi::{CStr, c_char, c_void};
 
-use crate::agent::{HandleCallback, iterate};
+use crate::api::agent::{HandleCallback, iterate};
 use crate::error::{Error, Result, entry};
 use crate::model::{Isa, WORKGROUP_MAX, handle_of};
 use crate::runtime::runtime;

@@ -14,9 +14,9 @@ use std::ffi::c_void;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::{Error, Result, entry};
-use crate::executable::HsaExecutable;
 use crate::loaded_code_object;
 use crate::model::handle_of;
+use crate::objects::executable::HsaExecutable;
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
 use crate::value::{Value, answer};

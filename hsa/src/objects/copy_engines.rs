@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use aqueduct::CopyQueue;
+use aqueduct::{CopyQueue, Device};
 
 use crate::error::{Error, Result};
-use crate::runtime::Runtime;
+use crate::model::Machine;
 use crate::status::Status;
 
 /// Who did the last profiled copy completing a signal.
@@ -43,18 +43,17 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl CopyEngines {
     /// The copy queue of GPU agent `agent` (index), made at first use.
-    pub fn queue(&self, runtime: &Runtime, agent: usize) -> Result<CopyQueue> {
+    pub fn queue(&self, device: &Device, machine: &Machine, agent: usize) -> Result<CopyQueue> {
         let mut queues = lock(&self.queues);
         if let Some(queue) = queues.get(&agent) {
             return Ok(queue.clone());
         }
-        let gpu = runtime
-            .machine
+        let gpu = machine
             .agents
             .get(agent)
             .and_then(|a| a.gpu.as_ref())
             .ok_or_else(|| Error::new(Status::INVALID_AGENT, "not a GPU agent"))?;
-        let queue = runtime.device.create_copy_queue(gpu)?;
+        let queue = device.create_copy_queue(gpu)?;
         queues.insert(agent, queue.clone());
         Ok(queue)
     }

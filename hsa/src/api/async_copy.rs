@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use aqueduct::{Buffer, Condition, CopyOrder, MemoryOrder, Pitched, Signal};
 
-use crate::copy_engines::CopiedBy;
 use crate::error::{Error, Result, entry};
+use crate::objects::copy_engines::CopiedBy;
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
 
@@ -57,11 +57,11 @@ unsafe fn order(
     };
     let after = handles
         .iter()
-        .map(|&h| crate::signal::signal(runtime, h))
+        .map(|&h| crate::api::signal::signal(runtime, h))
         .collect::<Result<Vec<_>>>()?;
     Ok(Order {
         after,
-        completion: crate::signal::signal(runtime, completion_signal)?,
+        completion: crate::api::signal::signal(runtime, completion_signal)?,
         completion_handle: completion_signal,
     })
 }
@@ -92,7 +92,7 @@ fn on_engine(
     work: impl FnOnce(&aqueduct::CopyQueue, &CopyOrder<'_>) -> aqueduct::Result<()>,
 ) -> Result<()> {
     let engines = &runtime.objects.copies;
-    let queue = engines.queue(runtime, agent)?;
+    let queue = engines.queue(&runtime.device, &runtime.machine, agent)?;
     let after: Vec<&Signal> = order.after.iter().collect();
     let profiled = engines.profiling();
     work(
@@ -115,9 +115,9 @@ fn on_cpu(runtime: &Runtime, order: &Order, copy: impl FnOnce() -> Result<()>) -
     for dep in &order.after {
         dep.wait(Condition::Eq, 0, Some(DEPENDENCY_PATIENCE))?;
     }
-    let start = crate::system::timestamp();
+    let start = crate::api::system::timestamp();
     copy()?;
-    let end = crate::system::timestamp();
+    let end = crate::api::system::timestamp();
     let engines = &runtime.objects.copies;
     if engines.profiling() {
         engines.record(order.completion_handle, CopiedBy::Host { start, end });
@@ -195,7 +195,7 @@ pub unsafe extern "C" fn hsa_amd_memory_async_copy(
             }
             None => on_cpu(&runtime, &order, || {
                 // SAFETY: the caller's contract.
-                unsafe { crate::memory::copy(&runtime, dst as u64, src as u64, size) }
+                unsafe { crate::api::memory::copy(&runtime, dst as u64, src as u64, size) }
             })?,
         }
         Ok(Status::SUCCESS)
@@ -362,7 +362,7 @@ pub unsafe extern "C" fn hsa_amd_memory_async_copy_rect(
                         };
                         // SAFETY: each row lies in the boxes the caller vouches for.
                         unsafe {
-                            crate::memory::copy(
+                            crate::api::memory::copy(
                                 &runtime,
                                 row(to_first, &dst),
                                 row(from_first, &src),

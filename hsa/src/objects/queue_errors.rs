@@ -14,8 +14,9 @@ use std::ffi::c_void;
 
 use aqueduct::QueueError;
 
-use crate::runtime::runtime;
+use crate::objects::queue::HsaQueue;
 use crate::status::Status;
+use crate::table::Table;
 
 /// The status a queue's error callback gets for `cause`; `None` where the callback is not
 /// called from here (memory faults go through `system_events`; an abort is the program's own
@@ -53,23 +54,20 @@ impl Reported {
     /// queue. A queue halted for scratch is reported only if it is in `scratch_failed` (the
     /// queues `scratch_requests::serve` could not grow): otherwise the halt is recoverable
     /// and being served, and may even have been raised after this slice's `serve`.
-    pub fn poll(&mut self, scratch_failed: &HashSet<u64>) {
-        poll(&mut self.0, scratch_failed);
+    pub fn poll(&mut self, queues: &Table<HsaQueue>, scratch_failed: &HashSet<u64>) {
+        poll(&mut self.0, queues, scratch_failed);
     }
 }
 
 /// [`Reported::poll`] over the set of reported queues.
-fn poll(reported: &mut HashSet<u64>, scratch_failed: &HashSet<u64>) {
-    let Ok(runtime) = runtime() else { return };
+fn poll(reported: &mut HashSet<u64>, queues: &Table<HsaQueue>, scratch_failed: &HashSet<u64>) {
     // A destroyed queue's address may come back for a new queue: forget the gone ones.
-    let live: HashSet<u64> = runtime
-        .objects
-        .queues
+    let live: HashSet<u64> = queues
         .collect(|address, _| Some(address))
         .into_iter()
         .collect();
     reported.retain(|address| live.contains(address));
-    let stopped = runtime.objects.queues.collect(|address, q| {
+    let stopped = queues.collect(|address, q| {
         let (Some(callback), data) = q.callback else {
             return None;
         };
@@ -82,7 +80,6 @@ fn poll(reported: &mut HashSet<u64>, scratch_failed: &HashSet<u64>) {
         }
         Some((address, callback, data, cause))
     });
-    drop(runtime);
     for (address, callback, data, cause) in stopped {
         reported.insert(address);
         let Some(status) = status_of(&cause) else {

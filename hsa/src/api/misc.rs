@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use aqueduct::{Condition, MemoryOrder};
 
-use crate::agent::{HandleCallback, iterate};
+use crate::api::agent::{HandleCallback, iterate};
 use crate::error::{Error, entry};
 use crate::model::index_of;
 use crate::runtime::runtime;
@@ -254,7 +254,7 @@ pub unsafe extern "C" fn hsa_amd_queue_cu_set_mask(
 ) -> Status {
     entry("hsa_amd_queue_cu_set_mask", || {
         let runtime = runtime()?;
-        let queue = crate::queue::queue(&runtime, queue)?;
+        let queue = crate::api::queue::queue(&runtime, queue)?;
         if cu_mask.is_null() || num_cu_mask_count == 0 || num_cu_mask_count % 32 != 0 {
             return Err(Error::invalid_argument("a CU mask of whole 32-bit words"));
         }
@@ -279,7 +279,7 @@ pub unsafe extern "C" fn hsa_amd_queue_cu_get_mask(
 ) -> Status {
     entry("hsa_amd_queue_cu_get_mask", || {
         let runtime = runtime()?;
-        crate::queue::queue(&runtime, queue)?;
+        crate::api::queue::queue(&runtime, queue)?;
         if cu_mask.is_null() || num_cu_mask_count % 32 != 0 {
             return Err(Error::invalid_argument("a CU mask of whole 32-bit words"));
         }
@@ -297,7 +297,7 @@ pub unsafe extern "C" fn hsa_amd_queue_cu_get_mask(
 pub extern "C" fn hsa_amd_queue_set_priority(queue: *const c_void, priority: u32) -> Status {
     entry("hsa_amd_queue_set_priority", || {
         let runtime = runtime()?;
-        let queue = crate::queue::queue(&runtime, queue)?;
+        let queue = crate::api::queue::queue(&runtime, queue)?;
         let kernel_priority = match priority {
             0 => 3,
             1 => 7,
@@ -352,7 +352,7 @@ pub unsafe extern "C" fn hsa_amd_signal_wait_any(
                 3 => Condition::Gte,
                 _ => return None,
             };
-            crate::signal::signal(&runtime, h)
+            crate::api::signal::signal(&runtime, h)
                 .ok()
                 .map(|s| (s, condition))
         })

@@ -22,7 +22,9 @@ const AMD_LOADER: u16 = 0x201;
 
 /// Whether `extension` at `major.minor` is served.
 fn supported(extension: u16, major: u16, minor: u16) -> bool {
-    extension == AMD_LOADER && major == 1 && crate::loader_extension::table_bytes(minor).is_some()
+    extension == AMD_LOADER
+        && major == 1
+        && crate::api::loader_extension::table_bytes(minor).is_some()
 }
 
 /// The largest `HSA_EXTENSION_*` / `HSA_AMD_*_EXTENSION` number.
@@ -165,7 +167,7 @@ pub unsafe extern "C" fn hsa_system_get_extension_table(
         if !supported(extension, version_major, version_minor) {
             return Err(Error::new(Status::ERROR, "extension not supported"));
         }
-        let length = crate::loader_extension::table_bytes(version_minor).unwrap_or(0);
+        let length = crate::api::loader_extension::table_bytes(version_minor).unwrap_or(0);
         // SAFETY: as for the major table below, with the version's own length.
         Ok(
             unsafe {
@@ -199,7 +201,7 @@ pub unsafe extern "C" fn hsa_system_get_major_extension_table(
             return Err(Error::invalid_argument("no table to fill"));
         }
         // SAFETY: valid for `table_length` bytes of writes by the caller's contract.
-        unsafe { crate::loader_extension::write_table(table, table_length) };
+        unsafe { crate::api::loader_extension::write_table(table, table_length) };
         Ok(Status::SUCCESS)
     })
 }

@@ -16,10 +16,10 @@ use unload_safe_thread::UnloadSafeThread;
 
 use aqueduct::{Device, MemoryFault};
 
-use crate::error::{Error, entry};
 use crate::model::{Machine, handle_of};
-use crate::runtime::runtime;
+use crate::objects::queue::HsaQueue;
 use crate::status::Status;
+use crate::table::Table;
 
 /// `hsa_amd_system_event_callback_t`.
 pub type EventCallback = Option<unsafe extern "C" fn(*const Event, *mut c_void) -> Status>;
@@ -57,6 +57,11 @@ impl Stop {
         self.wake.notify_all();
     }
 
+    /// Whether a stop was asked.
+    fn requested(&self) -> bool {
+        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Sleep for up to `poll`; whether a stop was asked.
     fn wait(&self, poll: Duration) -> bool {
         let stopped = self.stopped.lock().unwrap_or_else(PoisonError::into_inner);
@@ -68,16 +73,19 @@ impl Stop {
     }
 }
 
+/// The registered handlers and their data (addresses).
+pub type Handlers = Mutex<
+    Vec<(
+        unsafe extern "C" fn(*const Event, *mut c_void) -> Status,
+        usize,
+    )>,
+>;
+
 /// Handlers and the monitor thread of a runtime.
 #[derive(Debug, Default)]
 pub struct SystemEvents {
-    /// Registered handlers and their data (addresses).
-    handlers: Mutex<
-        Vec<(
-            unsafe extern "C" fn(*const Event, *mut c_void) -> Status,
-            usize,
-        )>,
-    >,
+    /// Registered handlers and their data (addresses), shared with the monitor.
+    pub handlers: Arc<Handlers>,
     monitor: Mutex<Option<(UnloadSafeThread, Arc<Stop>)>>,
 }
 
@@ -90,18 +98,21 @@ pub type QueueCallback = (
 );
 
 impl SystemEvents {
-    /// Start the monitor if it is not running.
-    pub fn start(&self, device: &Device, machine: &Machine) {
+    /// Start the monitor if it is not running: it watches `device`'s faults and the queues of
+    /// `queues` (the runtime's table).
+    pub fn start(&self, device: &Device, machine: &Machine, queues: &Arc<Table<HsaQueue>>) {
         let mut monitor = self.monitor.lock().unwrap_or_else(PoisonError::into_inner);
         if monitor.is_some() {
             return;
         }
         let stop = Arc::new(Stop::default());
         let (device, machine, flag) = (device.clone(), machine.clone(), Arc::clone(&stop));
+        let (queues, handlers) = (Arc::clone(queues), Arc::clone(&self.handlers));
         // A pthread, not std's spawn: std leaves a thread-local destructor on the calling
         // (program) thread, which keeps this library mapped after dlclose.
-        let spawned =
-            UnloadSafeThread::spawn("hsa-events", move || watch(&device, &machine, &flag));
+        let spawned = UnloadSafeThread::spawn("hsa-events", move || {
+            watch(&device, &machine, &queues, &handlers, &flag);
+        });
         match spawned {
             Ok(thread) => *monitor = Some((thread, stop)),
             Err(error) => tracing::warn!(%error, "cannot start the memory-fault monitor"),
@@ -123,23 +134,33 @@ impl SystemEvents {
 /// The monitor: deliver each new fault, serve the CP's scratch requests (`scratch_requests`)
 /// and hand each queue's error to its callback (`queue_errors`), until stopped or the device
 /// closes. Each look takes no time (a zero timeout); the sleep between looks is
-/// [`Stop::wait`], which a stop ends.
-fn watch(device: &Device, machine: &Machine, stop: &Stop) {
+/// [`Stop::wait`], which a stop ends. Once a stop is asked (the last `hsa_shut_down`, which
+/// empties `queues` next) nothing more is delivered.
+fn watch(
+    device: &Device,
+    machine: &Machine,
+    queues: &Table<HsaQueue>,
+    handlers: &Handlers,
+    stop: &Stop,
+) {
     let mut seen = 0;
-    let mut reported = crate::queue_errors::Reported::default();
+    let mut reported = crate::objects::queue_errors::Reported::default();
     loop {
         let Ok(faults) = device.memory_faults_since(seen, Duration::ZERO) else {
             return;
         };
         seen += faults.len();
         for fault in faults {
-            deliver(machine, &fault);
+            if stop.requested() {
+                return;
+            }
+            deliver(machine, queues, handlers, &fault);
         }
-        let scratch_failed = match runtime() {
-            Ok(runtime) => crate::scratch_requests::serve(&runtime.objects),
-            Err(_) => std::collections::HashSet::default(),
-        };
-        reported.poll(&scratch_failed);
+        if stop.requested() {
+            return;
+        }
+        let scratch_failed = crate::objects::scratch_requests::serve(queues);
+        reported.poll(queues, &scratch_failed);
         if stop.wait(MONITOR_POLL) {
             return;
         }
@@ -147,7 +168,7 @@ fn watch(device: &Device, machine: &Machine, stop: &Stop) {
 }
 
 /// Hand one fault to the handlers and the queues' callbacks.
-fn deliver(machine: &Machine, fault: &MemoryFault) {
+fn deliver(machine: &Machine, queues: &Table<HsaQueue>, handlers: &Handlers, fault: &MemoryFault) {
     let agent = machine.gpu_agent(fault.gpu_id).map_or(0, handle_of);
     let mut reasons = 0u32;
     for (on, bit) in [
@@ -166,16 +187,11 @@ fn deliver(machine: &Machine, fault: &MemoryFault) {
         virtual_address: fault.address,
         fault_reason_mask: reasons,
     };
-    let Ok(runtime) = runtime() else { return };
-    let handlers = runtime
-        .objects
-        .events
-        .handlers
+    let handlers = handlers
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
-    let queues = runtime.objects.queue_callbacks(fault.gpu_id);
-    drop(runtime);
+    let queues = queue_callbacks(queues, fault.gpu_id);
     tracing::warn!(
         gpu_id = fault.gpu_id,
         address = fault.address,
@@ -215,26 +231,12 @@ fn deliver(machine: &Machine, fault: &MemoryFault) {
     }
 }
 
-/// `hsa_amd_register_system_event_handler`.
-#[unsafe(no_mangle)]
-pub extern "C" fn hsa_amd_register_system_event_handler(
-    callback: EventCallback,
-    data: *mut c_void,
-) -> Status {
-    entry("hsa_amd_register_system_event_handler", || {
-        let runtime = runtime()?;
-        let callback = callback.ok_or_else(|| Error::invalid_argument("null callback"))?;
-        runtime
-            .objects
-            .events
-            .handlers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((callback, data as usize));
-        runtime
-            .objects
-            .events
-            .start(&runtime.device, &runtime.machine);
-        Ok(Status::SUCCESS)
+/// The error callbacks of the queues on GPU `gpu_id`.
+fn queue_callbacks(queues: &Table<HsaQueue>, gpu_id: u32) -> Vec<QueueCallback> {
+    queues.collect(|address, q| match q.callback {
+        (Some(callback), data) if q.queue.gpu_id() == gpu_id => {
+            Some((callback, data, address, gpu_id))
+        }
+        _ => None,
     })
 }

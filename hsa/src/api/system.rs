@@ -69,7 +69,7 @@ pub fn system_info(runtime: &Runtime, attribute: u32) -> Result<Value> {
         // HSA_ENDIANNESS_LITTLE, HSA_MACHINE_MODEL_LARGE.
         a::ENDIANNESS => Value::U32(0),
         a::MACHINE_MODEL => Value::U32(1),
-        a::EXTENSIONS => Value::Bytes(crate::extension::supported_mask().to_vec()),
+        a::EXTENSIONS => Value::Bytes(crate::api::extension::supported_mask().to_vec()),
         a::AMD_BUILD_VERSION => Value::U64(BUILD_VERSION.as_ptr() as u64),
         // Shared virtual memory (KFD's SVM ioctls) is not served: what ROCr says on a kernel
         // without it.

@@ -5,20 +5,11 @@
 
 use std::time::Duration;
 
-use aqueduct::{Condition, MemoryOrder, Queue, Signal};
+use aqueduct::{Condition, MemoryOrder, Signal};
 
 use crate::error::{Error, Result, entry};
 use crate::runtime::{Runtime, runtime};
 use crate::status::Status;
-
-/// The live signals and doorbells of the runtime.
-#[derive(Debug, Default)]
-pub struct Signals {
-    /// Signals by handle.
-    pub signals: crate::table::Table<Signal>,
-    /// Doorbell signals by handle: the queue each rings.
-    pub doorbells: crate::table::Table<Queue>,
-}
 
 /// The signal of `handle`.
 pub fn signal(runtime: &Runtime, handle: u64) -> Result<Signal> {

@@ -11,20 +11,22 @@ use unload_safe_thread::UnloadSafeThread;
 
 use aqueduct::{Condition, MemoryOrder, Signal};
 
-use crate::error::{Error, entry};
-use crate::runtime::runtime;
-use crate::status::Status;
-
 /// `hsa_amd_signal_handler`.
 pub type Handler = Option<unsafe extern "C" fn(i64, *mut c_void) -> bool>;
 
+/// A handler waiting for its signal's condition.
 #[derive(Debug)]
-struct Registration {
-    signal: Signal,
-    condition: Condition,
-    value: i64,
-    handler: unsafe extern "C" fn(i64, *mut c_void) -> bool,
-    arg: usize,
+pub struct Registration {
+    /// The signal watched.
+    pub signal: Signal,
+    /// The condition on its value.
+    pub condition: Condition,
+    /// The value compared with.
+    pub value: i64,
+    /// The program's handler.
+    pub handler: unsafe extern "C" fn(i64, *mut c_void) -> bool,
+    /// Its argument (an address, to keep the registration `Send`).
+    pub arg: usize,
 }
 
 #[derive(Debug, Default)]
@@ -45,7 +47,8 @@ pub struct AsyncHandlers {
 const LONGEST_NAP: Duration = Duration::from_millis(1);
 
 impl AsyncHandlers {
-    fn register(&self, registration: Registration) {
+    /// Register a handler; the thread starts with the first.
+    pub fn register(&self, registration: Registration) {
         let (lock, wake) = &*self.pending;
         lock.lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -118,35 +121,4 @@ fn serve(pending: &(Mutex<Pending>, Condvar)) {
             }
         }
     }
-}
-
-/// `hsa_amd_signal_async_handler`.
-#[unsafe(no_mangle)]
-pub extern "C" fn hsa_amd_signal_async_handler(
-    signal: u64,
-    cond: u32,
-    value: i64,
-    handler: Handler,
-    arg: *mut c_void,
-) -> Status {
-    entry("hsa_amd_signal_async_handler", || {
-        let runtime = runtime()?;
-        let handler = handler.ok_or_else(|| Error::invalid_argument("null handler"))?;
-        let signal = crate::signal::signal(&runtime, signal)?;
-        let condition = match cond {
-            0 => Condition::Eq,
-            1 => Condition::Ne,
-            2 => Condition::Lt,
-            3 => Condition::Gte,
-            _ => return Err(Error::invalid_argument("unknown condition")),
-        };
-        runtime.objects.async_handlers.register(Registration {
-            signal,
-            condition,
-            value,
-            handler,
-            arg: arg as usize,
-        });
-        Ok(Status::SUCCESS)
-    })
 }
