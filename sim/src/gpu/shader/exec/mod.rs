@@ -15,6 +15,7 @@
 // s, l); neg_cmp_op_on_partial_ord: `!(a >= b)` is exactly the unordered-or-less compare.
 
 mod atomic;
+mod dpp;
 mod ds;
 mod float_rules;
 mod half;

@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 
 use crate::gpu::shader::decode::{DecodeError, ds_has_two_offsets};
 use crate::gpu::shader::gfx11::decode::decode;
-use crate::gpu::shader::gfx11::isa::{self as g11, Dpp, Encoding as E11, RowFlags};
+use crate::gpu::shader::gfx11::isa::{self as g11, Encoding as E11, RowFlags};
 use crate::gpu::shader::isa::{CachePolicy, Encoding, Extra, Family, Inst, Mem, Op, Operand, Ty};
 use crate::gpu::shader::wave::{M0, NULL_SINK, VCC};
 
@@ -203,15 +203,8 @@ fn valu(g: &g11::Inst, inst: &mut Inst) -> Result<(), DecodeError> {
     if g.row.flags.has(RowFlags::K) {
         inst.extra = Extra::Imm(g.imm);
     }
-    match g.dpp {
-        None => {}
-        Some(Dpp::Dpp16 { control, .. }) => {
-            inst.extra = Extra::Dpp(control);
-            if inst.enc != Encoding::Vop3 {
-                inst.enc = Encoding::Dpp;
-            }
-        }
-        Some(Dpp::Dpp8 { .. }) => return Err(DecodeError::NotSimulated(name)),
+    if let Some(dpp) = g.dpp {
+        super::dpp::lower_dpp(dpp, inst, name)?;
     }
     if name.starts_with("v_cmpx_") {
         // GFX10+: v_cmpx writes EXEC and nothing else.

@@ -13,6 +13,7 @@
 
 pub mod decode;
 pub mod disasm;
+pub mod dpp;
 pub mod isa;
 pub mod lower;
 #[rustfmt::skip] // generated: one row a line

@@ -127,6 +127,19 @@ pub struct DppControl {
     pub bank_mask: u8,
     /// Read 0 from invalid lanes instead of disabling the write.
     pub bound_ctrl: bool,
+    /// GFX10+ FI (fetch inactive): a source lane outside EXEC is read like an active one
+    /// (always false in GFX9 code, which has no such bit: there an inactive source lane is
+    /// invalid).
+    pub fetch_inactive: bool,
+}
+
+/// A GFX10+ DPP8 selection: each lane reads lane `selects[3l+2:3l]` of its group of eight.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Dpp8 {
+    /// Eight 3-bit lane selects, lane 0 of the group in bits 2:0.
+    pub selects: u32,
+    /// FI: read source lanes outside EXEC too (otherwise they read 0).
+    pub fetch_inactive: bool,
 }
 
 /// An SDWA operand selection.
@@ -243,6 +256,8 @@ pub enum Extra {
     Imm(u32),
     /// DPP.
     Dpp(DppControl),
+    /// DPP8 (GFX10+ code only).
+    Dpp8(Dpp8),
     /// SDWA.
     Sdwa(SdwaControl),
     /// Memory instruction fields.
