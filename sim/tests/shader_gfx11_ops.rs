@@ -196,3 +196,205 @@ fn gfx9_only_dpp_controls_are_illegal_on_gfx11() {
     assert_eq!(pc, raw.entry);
     assert!(mnemonic.contains("v_mov_b32"), "{mnemonic}");
 }
+
+/// Typed loads in wave32 through a structured V# (s[12:15], 4-byte records) and a raw one (s[16:19]); each result's four dwords go to `out + 1024 k + 16 id`.
+const TYPED_LOADS: &[u32] = &[
+    0xf4040200, 0xf8000000, // s_load_b64 s[8:9], s[0:1], 0x0
+    0xf40c0300, 0xf8000008, // s_load_b256 s[12:19], s[0:1], 0x8
+    0x360000ff, 0x000003ff, // v_and_b32_e32 v0, 0x3ff, v0
+    0x30020082, // v_lshlrev_b32_e32 v1, 2, v0
+    0x30060084, // v_lshlrev_b32_e32 v3, 4, v0
+    0xbf89fc07, // s_waitcnt lgkmcnt(0)
+    0xe9518000,
+    0x80830a00, // tbuffer_load_format_xyzw v[10:13], v0, s[12:15], 0 format:[BUF_FMT_8_8_8_8_UNORM] idxen
+    0xbf8903f7, // s_waitcnt vmcnt(0)
+    0xdc760000, 0x00080a03, // global_store_b128 v3, v[10:13], s[8:9]
+    0xe8e18000,
+    0x80830a00, // tbuffer_load_format_xyzw v[10:13], v0, s[12:15], 0 format:[BUF_FMT_16_16_SINT] idxen
+    0xbf8903f7, // s_waitcnt vmcnt(0)
+    0xdc760400, 0x00080a03, // global_store_b128 v3, v[10:13], s[8:9] offset:1024
+    0x7e1802ff, 0x00001234, // v_mov_b32_e32 v12, 0x1234
+    0x7e1a02ff, 0x00005678, // v_mov_b32_e32 v13, 0x5678
+    0xe8788000,
+    0x80830a00, // tbuffer_load_format_xy v[10:11], v0, s[12:15], 0 format:[BUF_FMT_8_8_SNORM] idxen
+    0xbf8903f7, // s_waitcnt vmcnt(0)
+    0xdc760800, 0x00080a03, // global_store_b128 v3, v[10:13], s[8:9] offset:2048
+    0xe9c90004,
+    0x80440a01, // tbuffer_load_format_xyz v[10:12], v1, s[16:19], 0 format:[BUF_FMT_16_16_16_16_FLOAT] offen offset:4
+    0xbf8903f7, // s_waitcnt vmcnt(0)
+    0xdc760c00, 0x00080a03, // global_store_b128 v3, v[10:13], s[8:9] offset:3072
+    0xbfb00000, // s_endpgm
+];
+
+/// Typed stores in wave64: RGBA8 UNORM records through the structured V# (s[12:15]), 16_16_FLOAT pairs and saturated 8_SINT bytes through the raw one (s[16:19]).
+const TYPED_STORES: &[u32] = &[
+    0xf40c0300, 0xf8000008, // s_load_b256 s[12:19], s[0:1], 0x8
+    0x360000ff, 0x000003ff, // v_and_b32_e32 v0, 0x3ff, v0
+    0x30020082, // v_lshlrev_b32_e32 v1, 2, v0
+    0x7e140d00, // v_cvt_f32_u32_e32 v10, v0
+    0x101414ff, 0x3c800000, // v_mul_f32_e32 v10, 0x3c800000, v10
+    0x3a1614ff, 0x80000000, // v_xor_b32_e32 v11, 0x80000000, v10
+    0x7e1802f4, // v_mov_b32_e32 v12, 2.0
+    0x7e1a02f0, // v_mov_b32_e32 v13, 0.5
+    0x161c008a, // v_mul_u32_u24_e32 v14, 10, v0
+    0x4e1c1cff, 0x0000012c, // v_subrev_nc_u32_e32 v14, 0x12c, v14
+    0xbf89fc07, // s_waitcnt lgkmcnt(0)
+    0xe9538000,
+    0x80830a00, // tbuffer_store_format_xyzw v[10:13], v0, s[12:15], 0 format:[BUF_FMT_8_8_8_8_UNORM] idxen
+    0xe8ea8000,
+    0x80440a01, // tbuffer_store_format_xy v[10:11], v1, s[16:19], 0 format:[BUF_FMT_16_16_FLOAT] offen
+    0xe8320100,
+    0x80440e00, // tbuffer_store_format_x v14, v0, s[16:19], 0 format:[BUF_FMT_8_SINT] offen offset:256
+    0xbfb00000, // s_endpgm
+];
+
+/// A load of a packed format the simulator refuses.
+const PACKED_FORMAT_LOAD: &[u32] = &[
+    0xe8f00000,
+    0x80010100, // tbuffer_load_format_x v1, off, s[4:7], 0 format:[BUF_FMT_10_11_11_FLOAT]
+    0xbfb00000, // s_endpgm
+];
+
+/// A buffer resource (GFX11 V#, format bits left 0: the instructions carry theirs).
+fn resource(base: u64, stride: u32, num_records: u32) -> [u32; 4] {
+    [
+        base as u32,
+        (base >> 32) as u32 & 0xffff | stride << 16,
+        num_records,
+        0,
+    ]
+}
+
+fn kernarg(out: u64, resources: &[[u32; 4]]) -> Vec<u8> {
+    let mut k = out.to_le_bytes().to_vec();
+    for w in resources.iter().flatten() {
+        k.extend_from_slice(&w.to_le_bytes());
+    }
+    k
+}
+
+/// The f16 encoding of `x`, which must be ±0 or a normal f16 with at most 11 significant bits.
+fn f16_exact(x: f32) -> u16 {
+    if x == 0.0 {
+        return (x.to_bits() >> 16) as u16 & 0x8000;
+    }
+    let b = x.to_bits();
+    let sign = (b >> 16) & 0x8000;
+    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+    assert!(
+        (1..31).contains(&exp) && b & 0x1fff == 0,
+        "{x} is not exact in f16"
+    );
+    (sign | (exp as u32) << 10 | (b >> 13) & 0x3ff) as u16
+}
+
+/// The four bytes of structured record `i` in the typed-load test.
+fn record(i: u32) -> [u8; 4] {
+    [i as u8, 255 - i as u8, (i * 3) as u8, 0x80 ^ i as u8]
+}
+
+#[test]
+fn typed_loads_convert_each_number_format_and_range_check_each_component() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    let records: Vec<u8> = (0..64).flat_map(record).collect();
+    let structured = gpu.buffer(256);
+    structured.write(0, &records);
+    let halves: Vec<u8> = (0..128u32)
+        .flat_map(|i| f16_exact(i as f32 * 0.5).to_le_bytes())
+        .collect();
+    let raw_buf = gpu.buffer(256);
+    raw_buf.write(0, &halves);
+    let out = gpu.buffer(4096);
+    let raw = gpu.load_raw(TYPED_LOADS);
+    let args = kernarg(
+        out.va,
+        &[resource(structured.va, 4, 60), resource(raw_buf.va, 0, 256)],
+    );
+    gpu.dispatch_raw(&raw, [64, 1, 1], [64, 1, 1], &args)
+        .unwrap();
+    let got = out.u32s();
+    let f = |x: f64| (x as f32).to_bits();
+    for id in 0..64u32 {
+        let at = |k: usize| -> [u32; 4] {
+            let s = k * 256 + 4 * id as usize;
+            [got[s], got[s + 1], got[s + 2], got[s + 3]]
+        };
+        let [b0, b1, b2, b3] = if id < 60 { record(id) } else { [0; 4] };
+        let unorm = [b0, b1, b2, b3].map(|b| f(f64::from(b) / 255.0));
+        assert_eq!(at(0), unorm, "8_8_8_8_UNORM item {id}");
+        let s16 = |lo: u8, hi: u8| i16::from_le_bytes([lo, hi]) as i32 as u32;
+        assert_eq!(
+            at(1),
+            [s16(b0, b1), s16(b2, b3), 0, 1],
+            "16_16_SINT item {id}"
+        );
+        let snorm = |b: u8| f((f64::from(b as i8) / 127.0).max(-1.0));
+        assert_eq!(
+            at(2),
+            [snorm(b0), snorm(b1), 0x1234, 0x5678],
+            "8_8_SNORM xy item {id}"
+        );
+        // Halves 2id+2.. at byte 4id+4; each component range-checked against 256 bytes.
+        let half = |k: u32| {
+            let i = 2 * id + 2 + k;
+            if 2 * i + 2 <= 256 {
+                (i as f32 * 0.5).to_bits()
+            } else {
+                0
+            }
+        };
+        assert_eq!(
+            at(3),
+            [half(0), half(1), half(2), 0x5678],
+            "16_16_16_16_FLOAT xyz item {id}"
+        );
+    }
+}
+
+#[test]
+fn typed_stores_round_clamp_and_saturate_in_wave64() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    let rgba = gpu.buffer(256);
+    let raw_buf = gpu.buffer(512);
+    let code = gpu.load_raw_waves(TYPED_STORES, true);
+    let args = kernarg(0, &[resource(rgba.va, 4, 64), resource(raw_buf.va, 0, 512)]);
+    let stats = gpu
+        .dispatch_raw(&code, [64, 1, 1], [64, 1, 1], &args)
+        .unwrap();
+    assert_eq!(stats.waves, 1);
+    let (rgba, raw) = (rgba.bytes(), raw_buf.bytes());
+    for id in 0..64usize {
+        let x = id as f32 / 64.0;
+        let unorm = (f64::from(x) * 255.0).round_ties_even() as u8;
+        // 0.5 * 255 = 127.5 rounds to even.
+        assert_eq!(
+            rgba[4 * id..4 * id + 4],
+            [unorm, 0, 255, 128],
+            "RGBA8 item {id}"
+        );
+        let pair = [f16_exact(x), f16_exact(-x)];
+        let got = [
+            u16::from_le_bytes([raw[4 * id], raw[4 * id + 1]]),
+            u16::from_le_bytes([raw[4 * id + 2], raw[4 * id + 3]]),
+        ];
+        assert_eq!(got, pair, "16_16_FLOAT item {id}");
+        let sint = (10 * id as i32 - 300).clamp(-128, 127) as i8 as u8;
+        assert_eq!(raw[256 + id], sint, "8_SINT item {id}");
+    }
+}
+
+#[test]
+fn packed_buffer_formats_are_refused_by_name() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    let raw = gpu.load_raw(PACKED_FORMAT_LOAD);
+    let err = gpu
+        .dispatch_raw(&raw, [32, 1, 1], [32, 1, 1], &[])
+        .unwrap_err();
+    let DispatchError::IllegalInstruction { mnemonic, .. } = err else {
+        panic!("{err:?}");
+    };
+    assert!(
+        mnemonic.contains("tbuffer_load_format_x") && mnemonic.contains("BUF_FMT_10_11_11_FLOAT"),
+        "{mnemonic}"
+    );
+}

@@ -27,6 +27,7 @@ mod rounding;
 mod salu;
 mod smem;
 mod sopp;
+mod typed_buffer;
 mod valu;
 mod valu_cmp;
 mod valu_conv;

@@ -87,8 +87,9 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         E11::Vop3p => Encoding::Vop3p,
         E11::Ds => Encoding::Ds,
         E11::Flat => Encoding::Flat,
-        E11::Mubuf => Encoding::Mubuf,
-        E11::Vopd | E11::Vinterp | E11::Mtbuf => {
+        // MTBUF is MUBUF's `buffer_*_format_*` with the format from the instruction.
+        E11::Mubuf | E11::Mtbuf => Encoding::Mubuf,
+        E11::Vopd | E11::Vinterp => {
             return Err(DecodeError::NotSimulated(g.op.name()));
         }
     };
@@ -120,7 +121,7 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         E11::Smem => smem(g, &mut inst),
         E11::Vop1 | E11::Vop2 | E11::Vopc | E11::Vop3 | E11::Vop3p => valu(g, &mut inst)?,
         E11::Ds => ds(g, &mut inst),
-        E11::Flat | E11::Mubuf => vmem(g, &mut inst),
+        E11::Flat | E11::Mubuf | E11::Mtbuf => vmem(g, &mut inst),
         _ => {}
     }
     Ok(Lowered {
@@ -298,7 +299,7 @@ fn vmem(g: &g11::Inst, inst: &mut Inst) {
         slc: g.mem.slc,
         scc: false,
     };
-    if g.enc == E11::Mubuf {
+    if matches!(g.enc, E11::Mubuf | E11::Mtbuf) {
         let srsrc = match g.mem.sbase {
             Operand::Sgpr(n) => n,
             _ => 0,
@@ -318,6 +319,7 @@ fn vmem(g: &g11::Inst, inst: &mut Inst) {
             offen: g.mem.offen,
             idxen: g.mem.idxen,
             srsrc,
+            format: g.mem.format,
             ..Mem::default()
         });
         return;
@@ -531,6 +533,10 @@ fn gfx9_name(name: &str) -> String {
         };
         return format!("ds_{rest}");
     }
+    if let Some(rest) = n.strip_prefix("tbuffer_") {
+        // tbuffer_load_d16_format_x is GFX9's (MUBUF) buffer_load_format_d16_x.
+        return format!("buffer_{}", rest.replace("d16_format_", "format_d16_"));
+    }
     for segment in ["global_", "flat_", "scratch_", "buffer_"] {
         let Some(rest) = n.strip_prefix(segment) else {
             continue;
@@ -574,6 +580,11 @@ mod tests {
             ("v_add_co_ci_u32", "v_addc_co_u32"),
             ("v_dual_mov_b32", "v_mov_b32"),
             ("v_cmpx_gt_u32", "v_cmpx_gt_u32"),
+            ("tbuffer_load_format_xy", "buffer_load_format_xy"),
+            (
+                "tbuffer_store_d16_format_xyzw",
+                "buffer_store_format_d16_xyzw",
+            ),
         ] {
             assert_eq!(gfx9_op(gfx11).map(Op::name), Some(gfx9), "{gfx11}");
         }

@@ -243,6 +243,9 @@ pub struct Mem {
     pub soffset_en: bool,
     /// SMEM: the IMM bit (the immediate offset is used; with `soffset_en` both are added).
     pub smem_imm: bool,
+    /// Typed buffer access (GFX11 `tbuffer_*`): the instruction's data and number format, in
+    /// GFX10+'s unified encoding; 0 (`BUF_FMT_INVALID`) when the instruction carries none.
+    pub format: u8,
 }
 
 /// Encoding-specific extra fields.
