@@ -398,3 +398,63 @@ fn packed_buffer_formats_are_refused_by_name() {
         "{mnemonic}"
     );
 }
+
+/// v_interp_p10_f32 into v2 (P10 = id + 64, I = id & 3 negated, P0 = id), then v_interp_p2_f32 into v4 (P20 = id + 64, J = id & 3, v2).
+const VINTERP_F32: &[u32] = &[
+    0x7e0a0d01, // v_cvt_f32_u32_e32 v5, v1
+    0x360c0083, // v_and_b32_e32 v6, 3, v0
+    0x7e0c0d06, // v_cvt_f32_u32_e32 v6, v6
+    0x7e0e0d00, // v_cvt_f32_u32_e32 v7, v0
+    0xcd000002, 0x441e0d05, // v_interp_p10_f32 v2, v5, -v6, v7 wait_exp:0
+    0xcd010004, 0x040a0d05, // v_interp_p2_f32 v4, v5, v6, v2 wait_exp:0
+];
+
+/// The f16 forms: v8 = (f16 id, f16 (id + 64)) packed; P10 from the high half into v2 (f32), P2 from the low half into v4's high half.
+const VINTERP_F16: &[u32] = &[
+    0x7e0a0d00, // v_cvt_f32_u32_e32 v5, v0
+    0x7e0a1505, // v_cvt_f16_f32_e32 v5, v5
+    0x7e0e0d01, // v_cvt_f32_u32_e32 v7, v1
+    0x7e0e1507, // v_cvt_f16_f32_e32 v7, v7
+    0xd7110008, 0x00020f05, // v_pack_b32_f16 v8, v5, v7
+    0x360c0083, // v_and_b32_e32 v6, 3, v0
+    0x7e0c0d06, // v_cvt_f32_u32_e32 v6, v6
+    0xcd020802, 0x04220d08, // v_interp_p10_f16_f32 v2, v8, v6, v8 op_sel:[1,0,0,0] wait_exp:0
+    0xcd034004, 0x040a0d08, // v_interp_p2_f16_f32 v4, v8, v6, v2 op_sel:[0,0,0,1] wait_exp:0
+];
+
+#[test]
+fn vinterp_f32_reads_its_quad_lanes_in_wave32_and_wave64() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    for wave64 in [false, true] {
+        let (v2, v4) = run(&gpu, VINTERP_F32, wave64, &[]);
+        for id in 0..64u32 {
+            let quad = id & !3;
+            let i = (id & 3) as f32;
+            let p10 = (v1(quad + 1) as f32).mul_add(-i, quad as f32);
+            let p2 = (v1(quad + 2) as f32).mul_add(i, p10);
+            assert_eq!(
+                (
+                    f32::from_bits(v2[id as usize]),
+                    f32::from_bits(v4[id as usize])
+                ),
+                (p10, p2),
+                "wave64 {wave64} item {id}"
+            );
+        }
+    }
+}
+
+#[test]
+fn vinterp_f16_forms_pick_halves_and_write_one_half() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    let (v2, v4) = run(&gpu, VINTERP_F16, false, &[]);
+    for id in 0..64u32 {
+        let quad = id & !3;
+        let i = (id & 3) as f32;
+        let p10 = (v1(quad + 1) as f32).mul_add(i, quad as f32);
+        assert_eq!(f32::from_bits(v2[id as usize]), p10, "p10 item {id}");
+        let p2 = ((quad + 2) as f32).mul_add(i, p10);
+        let want = u32::from(f16_exact(p2)) << 16 | UNWRITTEN;
+        assert_eq!(v4[id as usize], want, "p2 item {id}");
+    }
+}

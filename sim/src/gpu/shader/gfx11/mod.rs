@@ -16,5 +16,6 @@ pub mod disasm;
 pub mod dpp;
 pub mod isa;
 pub mod lower;
+pub mod vinterp;
 #[rustfmt::skip] // generated: one row a line
 mod tables;
