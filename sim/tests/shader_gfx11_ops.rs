@@ -458,3 +458,232 @@ fn vinterp_f16_forms_pick_halves_and_write_one_half() {
         assert_eq!(v4[id as usize], want, "p2 item {id}");
     }
 }
+
+/// Load lane `l`'s A, B and C images (32 dwords at `in + 128 l`) into v[8:15], v[16:23] and v[24:31]; `out + 32 l` in v2.
+const WMMA_LOAD: &[u32] = &[
+    0xf4080200, 0xf8000000, // s_load_b128 s[8:11], s[0:1], 0x0
+    0x360000ff, 0x000003ff, // v_and_b32_e32 v0, 0x3ff, v0
+    0x30020087, // v_lshlrev_b32_e32 v1, 7, v0
+    0x30040085, // v_lshlrev_b32_e32 v2, 5, v0
+    0xbf89fc07, // s_waitcnt lgkmcnt(0)
+    0xdc5e0000, 0x08080001, // global_load_b128 v[8:11], v1, s[8:9]
+    0xdc5e0010, 0x0c080001, // global_load_b128 v[12:15], v1, s[8:9] offset:16
+    0xdc5e0020, 0x10080001, // global_load_b128 v[16:19], v1, s[8:9] offset:32
+    0xdc5e0030, 0x14080001, // global_load_b128 v[20:23], v1, s[8:9] offset:48
+    0xdc5e0040, 0x18080001, // global_load_b128 v[24:27], v1, s[8:9] offset:64
+    0xdc5e0050, 0x1c080001, // global_load_b128 v[28:31], v1, s[8:9] offset:80
+    0xbf8903f7, // s_waitcnt vmcnt(0)
+];
+
+/// Store v[24:31] at `out + 32 l`.
+const WMMA_STORE: &[u32] = &[
+    0xdc760000, 0x000a1802, // global_store_b128 v2, v[24:27], s[10:11]
+    0xdc760010, 0x000a1c02, // global_store_b128 v2, v[28:31], s[10:11] offset:16
+    0xbfb00000, // s_endpgm
+];
+
+/// The WMMA opcodes, as the test builds their operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wmma {
+    F32F16,
+    F32Bf16,
+    F16F16Hi,
+    Bf16Bf16,
+    /// Signed A, unsigned B.
+    Iu8,
+    /// Signed A and B, CLAMP.
+    Iu4Clamp,
+}
+
+impl Wmma {
+    /// The instruction (the same words in wave32 and wave64: D and C are v[24:31] or
+    /// v[24:27]).
+    fn words(self) -> [u32; 2] {
+        match self {
+            // v_wmma_f32_16x16x16_f16 v[24:31], v[8:15], v[16:23], v[24:31]
+            Wmma::F32F16 => [0xcc404018, 0x1c622108],
+            // v_wmma_f32_16x16x16_bf16 v[24:31], v[8:15], v[16:23], v[24:31]
+            Wmma::F32Bf16 => [0xcc414018, 0x1c622108],
+            // v_wmma_f16_16x16x16_f16 v[24:31], v[8:15], v[16:23], v[24:31] op_sel:[0,0,1]
+            Wmma::F16F16Hi => [0xcc426018, 0x1c622108],
+            // v_wmma_bf16_16x16x16_bf16 v[24:31], v[8:15], v[16:23], v[24:31]
+            Wmma::Bf16Bf16 => [0xcc434018, 0x1c622108],
+            // v_wmma_i32_16x16x16_iu8 v[24:31], v[8:11], v[16:19], v[24:31] neg_lo:[1,0,0]
+            Wmma::Iu8 => [0xcc444018, 0x3c622108],
+            // v_wmma_i32_16x16x16_iu4 v[24:31], v[8:9], v[16:17], v[24:31] neg_lo:[1,1,0] clamp
+            Wmma::Iu4Clamp => [0xcc45c018, 0x7c622108],
+        }
+    }
+
+    fn bits(self) -> u32 {
+        match self {
+            Wmma::Iu8 => 8,
+            Wmma::Iu4Clamp => 4,
+            _ => 16,
+        }
+    }
+
+    fn int(self) -> bool {
+        matches!(self, Wmma::Iu8 | Wmma::Iu4Clamp)
+    }
+
+    fn bf16(self) -> bool {
+        matches!(self, Wmma::F32Bf16 | Wmma::Bf16Bf16)
+    }
+
+    /// A and B element (i, k) / (k, j) as raw bits and as a value.
+    fn a(self, i: usize, k: usize) -> (u32, f64) {
+        match self {
+            Wmma::Iu8 => {
+                let raw = ((i * 37 + k * 11) % 256) as u32;
+                (raw, f64::from(raw as u8 as i8))
+            }
+            Wmma::Iu4Clamp => {
+                let raw = ((i + 3 * k) % 16) as u32;
+                (raw, f64::from(((raw << 28) as i32) >> 28))
+            }
+            _ => self.float(((i + 2 * k) % 5) as f32 - 2.0, 0.5),
+        }
+    }
+
+    fn b(self, k: usize, j: usize) -> (u32, f64) {
+        match self {
+            Wmma::Iu8 => {
+                let raw = ((k * 29 + j * 7) % 256) as u32;
+                (raw, f64::from(raw))
+            }
+            Wmma::Iu4Clamp => {
+                let raw = ((5 * k + j) % 16) as u32;
+                (raw, f64::from(((raw << 28) as i32) >> 28))
+            }
+            _ => self.float(((3 * k + j) % 4) as f32 - 1.0, 1.0),
+        }
+    }
+
+    /// `x * scale` (scale 0.5 only for f32 results, whose sums stay exact) as f16 or bf16.
+    fn float(self, x: f32, scale: f32) -> (u32, f64) {
+        let x = if matches!(self, Wmma::F32F16 | Wmma::F32Bf16) {
+            x * scale
+        } else {
+            x
+        };
+        let raw = if self.bf16() {
+            x.to_bits() >> 16
+        } else {
+            u32::from(f16_exact(x))
+        };
+        (raw, f64::from(x))
+    }
+
+    /// C element (i, j): its value.
+    fn c(self, i: usize, j: usize) -> f64 {
+        match self {
+            Wmma::F32F16 | Wmma::F32Bf16 => (i * 16 + j) as f64 * 0.25,
+            Wmma::F16F16Hi | Wmma::Bf16Bf16 => i as f64 - j as f64,
+            Wmma::Iu8 => (i as i64 * 1000 - j as i64 * 77) as f64,
+            Wmma::Iu4Clamp if i < 8 => f64::from(i32::MAX - 100),
+            Wmma::Iu4Clamp => f64::from(i32::MIN + 50),
+        }
+    }
+
+    /// A C or D element's bits in its register (`old`: the register's other half).
+    fn encode(self, x: f64, old: u32) -> u32 {
+        match self {
+            Wmma::F32F16 | Wmma::F32Bf16 => (x as f32).to_bits(),
+            Wmma::F16F16Hi => u32::from(f16_exact(x as f32)) << 16 | old & 0xffff,
+            Wmma::Bf16Bf16 => {
+                let f = (x as f32).to_bits();
+                assert_eq!(f & 0xffff, 0, "{x} is not exact in bf16");
+                old & 0xffff_0000 | f >> 16
+            }
+            Wmma::Iu8 | Wmma::Iu4Clamp => x as i64 as i32 as u32,
+        }
+    }
+}
+
+/// Run `op` on one wave (`wave64` or wave32) with A, B and C laid out as RDNA3 WMMA wants
+/// them, and compare D bit for bit with `A × B + C` computed here.
+fn check_wmma(gpu: &Gpu, op: Wmma, wave64: bool) {
+    let width = if wave64 { 64 } else { 32 };
+    let groups = width / 16;
+    let regs = 256 / width;
+    let bits = op.bits() as usize;
+    // Per lane: A dwords 0..8, B 8..16, C 16..24 (as v[8:31] loads them).
+    let mut images = vec![[0u32; 32]; width];
+    for (l, img) in images.iter_mut().enumerate() {
+        let r = l % 16;
+        for k in 0..16 {
+            let at = k * bits;
+            img[at / 32] |= op.a(r, k).0 << (at % 32);
+            img[8 + at / 32] |= op.b(k, r).0 << (at % 32);
+        }
+        for v in 0..regs {
+            let (i, j) = (groups * v + l / 16, l % 16);
+            let marker = 0x1111 * (v as u32 + 1);
+            img[16 + v] = op.encode(op.c(i, j), marker << 16 | marker);
+        }
+    }
+    let input = gpu.buffer(128 * width);
+    input.write_u32s(&images.concat());
+    let out = gpu.buffer(32 * width);
+    let code = [WMMA_LOAD, &op.words(), WMMA_STORE].concat();
+    let raw = gpu.load_raw_waves(&code, wave64);
+    let mut args = input.va.to_le_bytes().to_vec();
+    args.extend_from_slice(&out.va.to_le_bytes());
+    gpu.dispatch_raw(&raw, [width as u32, 1, 1], [width as u32, 1, 1], &args)
+        .unwrap_or_else(|e| panic!("{op:?} wave64 {wave64}: {e:?}"));
+    let got = out.u32s();
+    for l in 0..width {
+        for v in 0..regs {
+            let (i, j) = (groups * v + l / 16, l % 16);
+            let mut sum = op.c(i, j);
+            for k in 0..16 {
+                sum += op.a(i, k).1 * op.b(k, j).1;
+            }
+            if op == Wmma::Iu4Clamp {
+                sum = sum.clamp(f64::from(i32::MIN), f64::from(i32::MAX));
+            }
+            let want = op.encode(sum, images[l][16 + v]);
+            assert_eq!(
+                got[8 * l + v],
+                want,
+                "{op:?} wave64 {wave64}: D({i}, {j}) in lane {l} register {v}"
+            );
+        }
+    }
+}
+
+#[test]
+fn wmma_matches_a_cpu_product_for_every_opcode_in_wave32_and_wave64() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    for op in [
+        Wmma::F32F16,
+        Wmma::F32Bf16,
+        Wmma::F16F16Hi,
+        Wmma::Bf16Bf16,
+        Wmma::Iu8,
+        Wmma::Iu4Clamp,
+    ] {
+        for wave64 in [false, true] {
+            check_wmma(&gpu, op, wave64);
+        }
+    }
+}
+
+#[test]
+fn wmma_with_a_partial_exec_is_refused() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    let raw = gpu.load_raw(&[
+        0xbefe00ff, 0x0000ffff, // s_mov_b32 exec_lo, 0xffff
+        0xcc404018,
+        0x1c622108, // v_wmma_f32_16x16x16_f16 v[24:31], v[8:15], v[16:23], v[24:31]
+        0xbfb00000, // s_endpgm
+    ]);
+    let err = gpu
+        .dispatch_raw(&raw, [32, 1, 1], [32, 1, 1], &[])
+        .unwrap_err();
+    let DispatchError::IllegalInstruction { mnemonic, .. } = err else {
+        panic!("{err:?}");
+    };
+    assert!(mnemonic.contains("v_wmma_f32_16x16x16_f16"), "{mnemonic}");
+}

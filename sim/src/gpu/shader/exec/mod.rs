@@ -38,6 +38,7 @@ mod valu_lane;
 mod valu_loops;
 mod vmem;
 mod vop3p;
+mod wmma;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -288,6 +289,7 @@ impl<'e, 'a> Exec<'e, 'a> {
             | Encoding::Dpp
             | Encoding::Sdwa => valu::exec(self, inst),
             Encoding::Vop3p if matches!(inst.extra, Extra::Mai { .. }) => mfma::exec(self, inst),
+            Encoding::Vop3p if matches!(inst.extra, Extra::Wmma(_)) => wmma::exec(self, inst),
             Encoding::Vop3p => vop3p::exec(self, inst),
             Encoding::Ds => ds::exec(self, inst),
             Encoding::Flat | Encoding::Mubuf => vmem::exec(self, inst),

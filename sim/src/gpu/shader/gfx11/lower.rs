@@ -71,7 +71,7 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
     if g.enc == E11::Vinterp {
         return super::vinterp::lower_vinterp(g);
     }
-    if let Some(lowered) = composite(g) {
+    if let Some(lowered) = composite(g).or_else(|| super::wmma::lower_wmma(g)) {
         return Ok(lowered);
     }
     let op = gfx9_op(g.op.name()).ok_or(DecodeError::NotSimulated(g.op.name()))?;

@@ -17,5 +17,6 @@ pub mod dpp;
 pub mod isa;
 pub mod lower;
 pub mod vinterp;
+pub mod wmma;
 #[rustfmt::skip] // generated: one row a line
 mod tables;

@@ -248,6 +248,25 @@ pub struct Mem {
     pub format: u8,
 }
 
+/// A GFX11 matrix multiply-accumulate (`v_wmma_*_16x16x16_*`): the A/B element type and the
+/// C/D type. GFX9 has no such opcode: an instruction carrying this runs as the WMMA, whatever
+/// its `op` (the lowering puts `v_nop` there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Wmma {
+    /// f16 A and B, f32 C and D.
+    F32F16,
+    /// bf16 A and B, f32 C and D.
+    F32Bf16,
+    /// f16 A, B, C and D (C and D in the register halves op_sel bit 2 picks).
+    F16F16,
+    /// bf16 A, B, C and D (likewise).
+    Bf16Bf16,
+    /// 8-bit integer A and B (NEG bits 0/1: signed), i32 C and D.
+    I32Iu8,
+    /// 4-bit integer A and B (likewise).
+    I32Iu4,
+}
+
 /// Encoding-specific extra fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Extra {
@@ -265,6 +284,8 @@ pub enum Extra {
     Sdwa(SdwaControl),
     /// Memory instruction fields.
     Mem(Mem),
+    /// A GFX11 WMMA (see [`Wmma`]).
+    Wmma(Wmma),
     /// Matrix (MAI) instruction controls: CBSZ, ABID and BLGP (gfx942 f64 matrices: the
     /// sources' NEG bits).
     Mai {

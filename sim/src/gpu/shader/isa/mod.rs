@@ -53,7 +53,7 @@ mod opcode;
 
 pub use inst::{
     CachePolicy, Dpp8, DppControl, Encoding, Extra, Inst, Mem, Modifiers, Operand, SdwaControl,
-    SdwaSel, Special,
+    SdwaSel, Special, Wmma,
 };
 pub use opcode::Op;
 
