@@ -187,7 +187,7 @@ mod tests {
             bank_mask: 0xf,
             ..Default::default()
         };
-        let exec = u64::MAX & !1;
+        let exec = !1u64;
         let (_, valid) = dpp(&iota(), d, exec);
         assert_eq!(
             valid & 0b11,

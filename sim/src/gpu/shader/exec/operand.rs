@@ -123,14 +123,12 @@ impl Exec<'_, '_> {
     /// Source `i` as 64-bit lanes with neg/abs on bit 63 (DPP permutes source 0).
     pub fn src64(&self, inst: &Inst, i: usize) -> Result<[u64; LANES], Fault> {
         let mut v = self.lanes64(inst.src[i])?;
-        if matches!(inst.extra, Extra::Dpp(_) | Extra::Dpp8(_)) {
-            if i == 0 {
-                let lo: Lanes = std::array::from_fn(|l| v[l] as u32);
-                let hi: Lanes = std::array::from_fn(|l| (v[l] >> 32) as u32);
-                let (lo, _) = dpp_permute(&lo, inst.extra, self.w.exec());
-                let (hi, _) = dpp_permute(&hi, inst.extra, self.w.exec());
-                v = std::array::from_fn(|l| u64::from(lo[l]) | u64::from(hi[l]) << 32);
-            }
+        if i == 0 && matches!(inst.extra, Extra::Dpp(_) | Extra::Dpp8(_)) {
+            let lo: Lanes = std::array::from_fn(|l| v[l] as u32);
+            let hi: Lanes = std::array::from_fn(|l| (v[l] >> 32) as u32);
+            let (lo, _) = dpp_permute(&lo, inst.extra, self.w.exec());
+            let (hi, _) = dpp_permute(&hi, inst.extra, self.w.exec());
+            v = std::array::from_fn(|l| u64::from(lo[l]) | u64::from(hi[l]) << 32);
         }
         let m = inst.mods;
         if m.abs & (1 << i) != 0 {

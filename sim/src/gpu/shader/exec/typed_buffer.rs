@@ -206,10 +206,9 @@ impl Format {
             Num::Snorm => ((signed / f64::from(max_s(n))).max(-1.0) as f32).to_bits(),
             Num::Uscaled => (unsigned as f32).to_bits(),
             Num::Sscaled => (signed as f32).to_bits(),
-            Num::Uint => raw,
             Num::Sint => sext(raw, n) as u32,
             Num::Float if n == 16 => (f16_to_f64(raw as u16, true) as f32).to_bits(),
-            Num::Float => raw,
+            Num::Uint | Num::Float => raw,
         }
     }
 
@@ -238,9 +237,8 @@ impl Format {
             Num::Snorm => scaled(f.clamp(-1.0, 1.0), max_s(n)),
             Num::Uint if n < 32 => v.min(max_u(n)),
             Num::Sint if n < 32 => (v as i32).clamp(-(max_s(n) as i32) - 1, max_s(n) as i32) as u32,
-            Num::Uint | Num::Sint => v,
             Num::Float if n == 16 => u32::from(f64_to_f16(f, true)),
-            Num::Float => v,
+            Num::Uint | Num::Sint | Num::Float => v,
             Num::Uscaled | Num::Sscaled => {
                 return Err("a typed store to a USCALED/SSCALED format".into());
             }
@@ -320,8 +318,8 @@ pub fn exec(e: &mut Exec, inst: &Inst, access: TypedAccess) -> R {
         }
     }
     for l in lanes(exec) {
-        for k in 0..access.count as usize {
-            e.w.v_mut(dst + k)[l] = results[l][k];
+        for (k, &value) in results[l].iter().take(access.count as usize).enumerate() {
+            e.w.v_mut(dst + k)[l] = value;
         }
     }
     Ok(())
