@@ -683,3 +683,36 @@ fn wmma_with_a_partial_exec_is_refused() {
     };
     assert!(mnemonic.contains("v_wmma_f32_16x16x16_f16"), "{mnemonic}");
 }
+
+/// `buffer_load_format_xyzw` in wave32: the format comes from the V#'s word 3 (s[12:15]); the four dwords go to `out + 16 id`.
+const FORMAT_FROM_RESOURCE: &[u32] = &[
+    0xf4040200, 0xf8000000, // s_load_b64 s[8:9], s[0:1], 0x0
+    0xf4080300, 0xf8000008, // s_load_b128 s[12:15], s[0:1], 0x8
+    0x360000ff, 0x000003ff, // v_and_b32_e32 v0, 0x3ff, v0
+    0x30060084, // v_lshlrev_b32_e32 v3, 4, v0
+    0xbf89fc07, // s_waitcnt lgkmcnt(0)
+    0xe00c0000, 0x80830a00, // buffer_load_format_xyzw v[10:13], v0, s[12:15], 0 idxen
+    0xbf8903f7, // s_waitcnt vmcnt(0)
+    0xdc760000, 0x00080a03, // global_store_b128 v3, v[10:13], s[8:9]
+    0xbfb00000, // s_endpgm
+];
+
+#[test]
+fn untyped_format_loads_take_the_resource_format_on_gfx11() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    let pairs: Vec<u8> = (0..64u8).flat_map(|i| [i, i ^ 0xff]).collect();
+    let data = gpu.buffer(128);
+    data.write(0, &pairs);
+    let out = gpu.buffer(1024);
+    let mut v = resource(data.va, 2, 64);
+    // FORMAT (word 3 bits 18:12) = 18, BUF_FMT_8_8_UINT.
+    v[3] = 18 << 12;
+    let raw = gpu.load_raw(FORMAT_FROM_RESOURCE);
+    gpu.dispatch_raw(&raw, [64, 1, 1], [64, 1, 1], &kernarg(out.va, &[v]))
+        .unwrap();
+    let got = out.u32s();
+    for id in 0..64u32 {
+        let at = 4 * id as usize;
+        assert_eq!(got[at..at + 4], [id, id ^ 0xff, 0, 1], "item {id}");
+    }
+}

@@ -1,6 +1,11 @@
 //! GFX11's DPP forms in the interpreter's terms: DPP16 keeps its control word (with FI), DPP8
 //! becomes [`Extra::Dpp8`]. The GFX9-only DPP16 controls (wave shifts and rotates, row
 //! broadcasts: 0x130–0x143) do not exist on GFX10+; an instruction naming one is refused.
+//!
+//! BOUND_CTRL means the same bit on both generations (1: an invalid source lane reads 0);
+//! only the assembly differs: for gfx1100 llvm-mc-22 encodes `bound_ctrl:1` as the bit and
+//! `bound_ctrl:0` as no bit, while for gfx90a it encodes either spelling as the bit (checked
+//! with `-show-encoding`).
 
 use crate::gpu::shader::decode::DecodeError;
 use crate::gpu::shader::gfx11::isa::Dpp;
