@@ -3,13 +3,18 @@
 //! hand-assembled gfx1100 code in wave32 and wave64, checked against results computed here.
 //!
 //! The words were assembled with `llvm-mc-22 -arch=amdgcn -mcpu=gfx1100 -show-encoding`
-//! (wave64 parts with `-mattr=+wavefrontsize64`); the source is beside each word.
+//! (wave64 parts with `-mattr=+wavefrontsize64`); the source is beside each word. Clang's own
+//! WMMA and DPP8 code runs too: `shader_data/gfx11_ops.cl`, built by
+//! `shader_data/build-gfx11-ops.sh` into `shader_data/gfx11_ops/gfx1100/gfx11_ops.co`.
 
 mod shader_support;
 
+use std::path::Path;
+
+use amdgpu_loader::NoExternals;
 use amdgpu_sim::dispatch::DispatchError;
 use amdgpu_sim::target::GfxTarget;
-use shader_support::Gpu;
+use shader_support::{Arg, Gpu, Loaded};
 
 /// v1 = id + 64 (id: the work-item id in the workgroup), v2 = v4 = 0xdead; kernarg pointer in s[8:9].
 const PROLOGUE: &[u32] = &[
@@ -598,8 +603,9 @@ impl Wmma {
 }
 
 /// Run `op` on one wave (`wave64` or wave32) with A, B and C laid out as RDNA3 WMMA wants
-/// them, and compare D bit for bit with `A × B + C` computed here.
-fn check_wmma(gpu: &Gpu, op: Wmma, wave64: bool) {
+/// them, and compare D bit for bit with `A × B + C` computed here. `compiled`: run that
+/// kernel of a code object (wave32) instead of the hand-assembled instruction.
+fn check_wmma(gpu: &Gpu, op: Wmma, wave64: bool, compiled: Option<(&Loaded, &str)>) {
     let width = if wave64 { 64 } else { 32 };
     let groups = width / 16;
     let regs = 256 / width;
@@ -622,12 +628,18 @@ fn check_wmma(gpu: &Gpu, op: Wmma, wave64: bool) {
     let input = gpu.buffer(128 * width);
     input.write_u32s(&images.concat());
     let out = gpu.buffer(32 * width);
-    let code = [WMMA_LOAD, &op.words(), WMMA_STORE].concat();
-    let raw = gpu.load_raw_waves(&code, wave64);
-    let mut args = input.va.to_le_bytes().to_vec();
-    args.extend_from_slice(&out.va.to_le_bytes());
-    gpu.dispatch_raw(&raw, [width as u32, 1, 1], [width as u32, 1, 1], &args)
-        .unwrap_or_else(|e| panic!("{op:?} wave64 {wave64}: {e:?}"));
+    if let Some((co, kernel)) = compiled {
+        assert!(!wave64, "the compiled kernels are wave32");
+        let args = [Arg::Ptr(input.va), Arg::Ptr(out.va)];
+        gpu.run(co, kernel, [32, 1, 1], [32, 1, 1], &args);
+    } else {
+        let code = [WMMA_LOAD, &op.words(), WMMA_STORE].concat();
+        let raw = gpu.load_raw_waves(&code, wave64);
+        let mut args = input.va.to_le_bytes().to_vec();
+        args.extend_from_slice(&out.va.to_le_bytes());
+        gpu.dispatch_raw(&raw, [width as u32, 1, 1], [width as u32, 1, 1], &args)
+            .unwrap_or_else(|e| panic!("{op:?} wave64 {wave64}: {e:?}"));
+    }
     let got = out.u32s();
     for l in 0..width {
         for v in 0..regs {
@@ -661,7 +673,7 @@ fn wmma_matches_a_cpu_product_for_every_opcode_in_wave32_and_wave64() {
         Wmma::Iu4Clamp,
     ] {
         for wave64 in [false, true] {
-            check_wmma(&gpu, op, wave64);
+            check_wmma(&gpu, op, wave64, None);
         }
     }
 }
@@ -715,4 +727,25 @@ fn untyped_format_loads_take_the_resource_format_on_gfx11() {
         let at = 4 * id as usize;
         assert_eq!(got[at..at + 4], [id, id ^ 0xff, 0, 1], "item {id}");
     }
+}
+
+#[test]
+fn clang_compiled_wmma_and_dpp8_kernels_run() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/shader_data/gfx11_ops/gfx1100/gfx11_ops.co");
+    let co = gpu.load_path(&path, &NoExternals);
+    check_wmma(&gpu, Wmma::F32F16, false, Some((&co, "wmma_f32_f16")));
+    check_wmma(&gpu, Wmma::Iu8, false, Some((&co, "wmma_i32_iu8")));
+    let x: Vec<u32> = (0..32).map(|i| i * 3 + 1).collect();
+    let buf = gpu.buffer_u32(&x);
+    gpu.run(
+        &co,
+        "dpp8_reverse",
+        [32, 1, 1],
+        [32, 1, 1],
+        &[Arg::Ptr(buf.va)],
+    );
+    let want: Vec<u32> = (0..32).map(|i| x[i ^ 7]).collect();
+    assert_eq!(buf.u32s()[..32], want);
 }
