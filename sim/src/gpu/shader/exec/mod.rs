@@ -292,7 +292,11 @@ impl<'e, 'a> Exec<'e, 'a> {
             Encoding::Vop3p if matches!(inst.extra, Extra::Wmma(_)) => wmma::exec(self, inst),
             Encoding::Vop3p => vop3p::exec(self, inst),
             Encoding::Ds => ds::exec(self, inst),
-            Encoding::Flat | Encoding::Mubuf => vmem::exec(self, inst),
+            Encoding::Mubuf => match typed_buffer::TypedAccess::of(inst.op) {
+                Some(typed) => typed_buffer::exec(self, inst, typed),
+                None => vmem::exec(self, inst),
+            },
+            Encoding::Flat => vmem::exec(self, inst),
         }
     }
 }

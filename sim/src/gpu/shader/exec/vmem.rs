@@ -428,9 +428,6 @@ fn mubuf_access(e: &Exec, inst: &Inst, bytes: u32) -> Result<Vec<[Option<u64>; 4
 }
 
 pub fn exec(e: &mut Exec, inst: &Inst) -> R {
-    if let Some(typed) = super::typed_buffer::TypedAccess::of(inst.op) {
-        return super::typed_buffer::exec(e, inst, typed);
-    }
     let Some(kind) = kind(inst.op) else {
         return Err(unimplemented("vector memory opcode not simulated"));
     };

@@ -69,10 +69,18 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         return vopd(g);
     }
     if g.enc == E11::Vinterp {
-        return super::vinterp::lower_vinterp(g);
+        let mut seq = super::vinterp::lower_vinterp(g)?;
+        let first = seq.remove(0);
+        return Ok(Lowered { first, more: seq });
     }
-    if let Some(lowered) = composite(g).or_else(|| super::wmma::lower_wmma(g)) {
+    if let Some(lowered) = composite(g) {
         return Ok(lowered);
+    }
+    if let Some(first) = super::wmma::lower_wmma(g) {
+        return Ok(Lowered {
+            first,
+            more: Vec::new(),
+        });
     }
     let op = gfx9_op(g.op.name()).ok_or(DecodeError::NotSimulated(g.op.name()))?;
     let sig = op.info().sig;

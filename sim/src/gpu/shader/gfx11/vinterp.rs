@@ -19,7 +19,6 @@
 //! toward zero whatever the MODE register says) have no GFX9 counterpart and are refused.
 
 use super::isa::{self as g11, Encoding as E11};
-use super::lower::Lowered;
 use crate::gpu::shader::decode::DecodeError;
 use crate::gpu::shader::isa::{Dpp8, Encoding, Extra, Inst, Op, Operand};
 
@@ -44,8 +43,8 @@ fn gather(row: u16, src: Operand, k: u32, dwords: u8) -> Inst {
     mov
 }
 
-/// Lower a VINTERP instruction.
-pub fn lower_vinterp(g: &g11::Inst) -> Result<Lowered, DecodeError> {
+/// Lower a VINTERP instruction: the instructions to run in order.
+pub fn lower_vinterp(g: &g11::Inst) -> Result<Vec<Inst>, DecodeError> {
     debug_assert_eq!(g.enc, E11::Vinterp);
     let name = g.op.name();
     let p10 = name.starts_with("v_interp_p10_");
@@ -54,10 +53,9 @@ pub fn lower_vinterp(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         return Err(DecodeError::NotSimulated(name));
     }
     let [a, b, c] = g.src;
-    let first = gather(QUAD_SOURCE[0], a, if p10 { 1 } else { 2 }, g.dwords);
-    let mut more = Vec::new();
+    let mut seq = vec![gather(QUAD_SOURCE[0], a, if p10 { 1 } else { 2 }, g.dwords)];
     let c = if p10 {
-        more.push(gather(QUAD_SOURCE[1], c, 0, g.dwords));
+        seq.push(gather(QUAD_SOURCE[1], c, 0, g.dwords));
         Operand::Vgpr(QUAD_SOURCE[1])
     } else {
         c
@@ -80,6 +78,6 @@ pub fn lower_vinterp(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         fma.mods.op_sel_hi = halves;
         fma.mods.op_sel = op_sel & halves;
     }
-    more.push(fma);
-    Ok(Lowered { first, more })
+    seq.push(fma);
+    Ok(seq)
 }

@@ -2,7 +2,6 @@
 //! [`Extra::Wmma`] (GFX9 has no WMMA opcode; the interpreter's `exec/wmma.rs` runs it).
 
 use super::isa as g11;
-use super::lower::Lowered;
 use crate::gpu::shader::isa::{Encoding, Extra, Inst, Op, Wmma};
 
 /// The WMMA a GFX11 opcode is, if it is one.
@@ -20,15 +19,12 @@ fn wmma_kind(op: g11::Op) -> Option<Wmma> {
 
 /// Lower a WMMA (None for any other instruction): D, A, B and C stay register operands, the
 /// modifiers (NEG, NEG_HI, OP_SEL, CLAMP) go along.
-pub fn lower_wmma(g: &g11::Inst) -> Option<Lowered> {
+pub fn lower_wmma(g: &g11::Inst) -> Option<Inst> {
     let kind = wmma_kind(g.op)?;
     let mut inst = Inst::new(Op::VNop, Encoding::Vop3p, g.dwords);
     inst.dst = g.dst;
     inst.src = g.src;
     inst.mods = g.mods;
     inst.extra = Extra::Wmma(kind);
-    Some(Lowered {
-        first: inst,
-        more: Vec::new(),
-    })
+    Some(inst)
 }
