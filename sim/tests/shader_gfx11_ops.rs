@@ -749,3 +749,33 @@ fn clang_compiled_wmma_and_dpp8_kernels_run() {
     let want: Vec<u32> = (0..32).map(|i| x[i ^ 7]).collect();
     assert_eq!(buf.u32s()[..32], want);
 }
+
+/// v_interp_p10 f16 with and without RTZ: 1.5 (f16) * (1 + 2^-23) + 0 is a tie in f32 (v2: toward zero, v4: to even).
+const VINTERP_RTZ_P10: &[u32] = &[
+    0x7e1002ff, 0x00003e00, // v_mov_b32_e32 v8, 0x3e00
+    0x7e0c02ff, 0x3f800001, // v_mov_b32_e32 v6, 0x3f800001
+    0xcd042002,
+    0x04220d08, // v_interp_p10_rtz_f16_f32 v2, v8, v6, v8 op_sel:[0,0,1,0] wait_exp:0
+    0xcd022004, 0x04220d08, // v_interp_p10_f16_f32 v4, v8, v6, v8 op_sel:[0,0,1,0] wait_exp:0
+];
+
+/// v_interp_p2 f16 with and without RTZ: 1.0 (f16) * (1 + 2^-11 + 2^-13) + 0 rounds to f16 1.0 toward zero (v2), up to nearest (v4).
+const VINTERP_RTZ_P2: &[u32] = &[
+    0x7e1202ff, 0x00003c00, // v_mov_b32_e32 v9, 0x3c00
+    0x7e0e02ff, 0x3f801400, // v_mov_b32_e32 v7, 0x3f801400
+    0x7e140280, // v_mov_b32_e32 v10, 0
+    0xcd050002, 0x042a0f09, // v_interp_p2_rtz_f16_f32 v2, v9, v7, v10 wait_exp:0
+    0xcd030004, 0x042a0f09, // v_interp_p2_f16_f32 v4, v9, v7, v10 wait_exp:0
+];
+
+#[test]
+fn vinterp_rtz_forms_round_toward_zero_whatever_the_mode() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    let (v2, v4) = run(&gpu, VINTERP_RTZ_P10, false, &[]);
+    assert!(v2.iter().all(|&x| x == 0x3fc0_0001), "{:#x}", v2[0]);
+    assert!(v4.iter().all(|&x| x == 0x3fc0_0002), "{:#x}", v4[0]);
+    let (v2, v4) = run(&gpu, VINTERP_RTZ_P2, false, &[]);
+    // The high halves keep v2's and v4's 0x0000_dead.
+    assert!(v2.iter().all(|&x| x == 0x3c00), "{:#x}", v2[0]);
+    assert!(v4.iter().all(|&x| x == 0x3c01), "{:#x}", v4[0]);
+}

@@ -6,10 +6,10 @@
 use super::float_rules::{Denorm, flush32, minmax64};
 use super::half::f16_to_f64;
 use super::operand::half;
-use super::rounding::{round16, round32, two_sum};
+use super::rounding::{Round, round16, round32, two_sum};
 use super::valu_loops::{denorm32, denorm64, ieee, round32_mode, round64_mode};
 use super::{Exec, R, unimplemented};
-use crate::gpu::shader::isa::{Inst, Op};
+use crate::gpu::shader::isa::{Extra, Inst, Op};
 use crate::gpu::shader::wave::{LANES, mode};
 
 /// The 16-bit elements (low, high) of source `i` for one lane.
@@ -168,7 +168,11 @@ fn fma_mix(e: &mut Exec, inst: &Inst) -> R {
     let m = inst.mods;
     let d16 = denorm64(e);
     let d32 = denorm32(e);
-    let (m32, m16) = (round32_mode(e), round64_mode(e));
+    let (m32, m16) = if inst.extra == Extra::RoundTowardZero {
+        (Round::Zero, Round::Zero)
+    } else {
+        (round32_mode(e), round64_mode(e))
+    };
     let arg = |i: usize, v: u32| -> f64 {
         let x = if m.op_sel_hi & (1 << i) != 0 {
             f16_to_f64(half(v, m.op_sel & (1 << i) != 0) as u16, d16.inputs)

@@ -15,8 +15,9 @@
 //! with DPP8 into a spare row, then `v_fma_f32` / `v_fma_mix*` with the instruction's
 //! neg/clamp. The quad-lane reads fetch inactive lanes too (DPP8 FI): the guide says nothing
 //! of inactive quad lanes, and in a pixel quad the helper lanes are active anyway.
-//! `wait_exp` (wait for exports) has nothing to wait for here. The `_rtz_` forms (round
-//! toward zero whatever the MODE register says) have no GFX9 counterpart and are refused.
+//! `wait_exp` (wait for exports) has nothing to wait for here. The `_rtz_` forms (f16 only)
+//! round toward zero whatever the MODE register says ([`Extra::RoundTowardZero`] on the
+//! `v_fma_mix*`).
 
 use super::isa::{self as g11, Encoding as E11};
 use crate::gpu::shader::decode::DecodeError;
@@ -49,9 +50,6 @@ pub fn lower_vinterp(g: &g11::Inst) -> Result<Vec<Inst>, DecodeError> {
     let name = g.op.name();
     let p10 = name.starts_with("v_interp_p10_");
     let f16 = name.contains("_f16_");
-    if name.contains("_rtz_") {
-        return Err(DecodeError::NotSimulated(name));
-    }
     let [a, b, c] = g.src;
     let mut seq = vec![gather(QUAD_SOURCE[0], a, if p10 { 1 } else { 2 }, g.dwords)];
     let c = if p10 {
@@ -77,6 +75,9 @@ pub fn lower_vinterp(g: &g11::Inst) -> Result<Vec<Inst>, DecodeError> {
         let halves = if p10 { 0b101 } else { 0b001 };
         fma.mods.op_sel_hi = halves;
         fma.mods.op_sel = op_sel & halves;
+        if name.contains("_rtz_") {
+            fma.extra = Extra::RoundTowardZero;
+        }
     }
     seq.push(fma);
     Ok(seq)

@@ -286,6 +286,9 @@ pub enum Extra {
     Mem(Mem),
     /// A GFX11 WMMA (see [`Wmma`]).
     Wmma(Wmma),
+    /// Round toward zero whatever the MODE register says (GFX11 VINTERP's `_rtz_` forms,
+    /// lowered to `v_fma_mix*`).
+    RoundTowardZero,
     /// Matrix (MAI) instruction controls: CBSZ, ABID and BLGP (gfx942 f64 matrices: the
     /// sources' NEG bits).
     Mai {
