@@ -779,3 +779,54 @@ fn vinterp_rtz_forms_round_toward_zero_whatever_the_mode() {
     assert!(v2.iter().all(|&x| x == 0x3c00), "{:#x}", v2[0]);
     assert!(v4.iter().all(|&x| x == 0x3c01), "{:#x}", v4[0]);
 }
+
+/// v_permlane16_b32 reversing each row into v2; then, lane 0 inactive, v_permlanex16_b32 (identity selects, BOUND_CTRL) into v4: wave32.
+const PERMLANE32: &[u32] = &[
+    0xbe8400ff, 0x89abcdef, // s_mov_b32 s4, 0x89abcdef
+    0xbe8500ff, 0x01234567, // s_mov_b32 s5, 0x1234567
+    0xd65b0002, 0x00140901, // v_permlane16_b32 v2, v1, s4, s5
+    0xbe8600ff, 0x76543210, // s_mov_b32 s6, 0x76543210
+    0xbe8700ff, 0xfedcba98, // s_mov_b32 s7, 0xfedcba98
+    0xbefe00c2, // s_mov_b32 exec_lo, -2
+    0xd65c1004, 0x001c0d01, // v_permlanex16_b32 v4, v1, s6, s7 op_sel:[0,1]
+];
+
+/// [`PERMLANE32`] in wave64, the permlanex16 with FI instead of BOUND_CTRL.
+const PERMLANE64: &[u32] = &[
+    0xbe8400ff, 0x89abcdef, // s_mov_b32 s4, 0x89abcdef
+    0xbe8500ff, 0x01234567, // s_mov_b32 s5, 0x1234567
+    0xd65b0002, 0x00140901, // v_permlane16_b32 v2, v1, s4, s5
+    0xbe8600ff, 0x76543210, // s_mov_b32 s6, 0x76543210
+    0xbe8700ff, 0xfedcba98, // s_mov_b32 s7, 0xfedcba98
+    0xbefe01c2, // s_mov_b64 exec, -2
+    0xd65c0804, 0x001c0d01, // v_permlanex16_b32 v4, v1, s6, s7 op_sel:[1,0]
+];
+
+#[test]
+fn permlane16_and_permlanex16_in_wave32_and_wave64() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    for (body, wave64) in [(PERMLANE32, false), (PERMLANE64, true)] {
+        let (v2, v4) = run(&gpu, body, wave64, &[]);
+        let width = if wave64 { 64 } else { 32 };
+        for id in 0..64u32 {
+            let (lane, base) = (id % width, id - id % width);
+            let reversed = v1((id & !15) + 15 - (id & 15));
+            assert_eq!(
+                v2[id as usize], reversed,
+                "permlane16 wave64 {wave64} item {id}"
+            );
+            let from = ((lane / 16) ^ 1) * 16 + lane % 16;
+            let want = if lane == 0 {
+                UNWRITTEN
+            } else if from == 0 && !wave64 {
+                0 // lane 0 is inactive: BOUND_CTRL reads 0 (wave64 has FI)
+            } else {
+                v1(base + from)
+            };
+            assert_eq!(
+                v4[id as usize], want,
+                "permlanex16 wave64 {wave64} item {id}"
+            );
+        }
+    }
+}

@@ -23,6 +23,7 @@ mod load_store;
 mod mfma;
 mod mfma_shape;
 mod operand;
+mod permlane;
 mod rounding;
 mod salu;
 mod smem;
@@ -282,6 +283,9 @@ impl<'e, 'a> Exec<'e, 'a> {
             Encoding::Sopk => salu::sopk(self, inst),
             Encoding::Sopp => sopp::exec(self, inst),
             Encoding::Smem => smem::exec(self, inst),
+            Encoding::Vop3 if matches!(inst.extra, Extra::Permlane16 { .. }) => {
+                permlane::exec(self, inst)
+            }
             Encoding::Vop1
             | Encoding::Vop2
             | Encoding::Vopc

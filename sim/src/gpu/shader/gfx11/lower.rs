@@ -76,7 +76,10 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
     if let Some(lowered) = composite(g) {
         return Ok(lowered);
     }
-    if let Some(first) = super::wmma::lower_wmma(g) {
+    if let Some(mut first) =
+        super::wmma::lower_wmma(g).or_else(|| super::permlane::lower_permlane(g))
+    {
+        first.src = first.src.map(src);
         return Ok(Lowered {
             first,
             more: Vec::new(),

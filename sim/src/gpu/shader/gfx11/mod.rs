@@ -16,6 +16,7 @@ pub mod disasm;
 pub mod dpp;
 pub mod isa;
 pub mod lower;
+pub mod permlane;
 pub mod vinterp;
 pub mod wmma;
 #[rustfmt::skip] // generated: one row a line

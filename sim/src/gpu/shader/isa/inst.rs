@@ -286,6 +286,14 @@ pub enum Extra {
     Mem(Mem),
     /// A GFX11 WMMA (see [`Wmma`]).
     Wmma(Wmma),
+    /// GFX10+ `v_permlane16_b32` (`cross`: `v_permlanex16_b32`): source 0 is the vector,
+    /// sources 1 and 2 the 64 bits of lane selects; op_sel bit 0 is FI, bit 1 BOUND_CTRL.
+    /// GFX9 has no such opcode: an instruction carrying this runs as the permute, whatever
+    /// its `op`.
+    Permlane16 {
+        /// Read the other row of each 32-lane half (`permlanex16`).
+        cross: bool,
+    },
     /// Round toward zero whatever the MODE register says (GFX11 VINTERP's `_rtz_` forms,
     /// lowered to `v_fma_mix*`).
     RoundTowardZero,
