@@ -830,3 +830,20 @@ fn permlane16_and_permlanex16_in_wave32_and_wave64() {
         }
     }
 }
+
+/// v_interp_p2_f16_f32 of 1.0 (f16) * (1 + 2^-11) + 2^-40: just above an f16 tie, exactly on it once rounded to f32.
+const VINTERP_P2_TWO_ROUNDINGS: &[u32] = &[
+    0x7e1202ff, 0x00003c00, // v_mov_b32_e32 v9, 0x3c00
+    0x7e0e02ff, 0x3f801000, // v_mov_b32_e32 v7, 0x3f801000
+    0x7e1402ff, 0x2b800000, // v_mov_b32_e32 v10, 0x2b800000
+    0xcd030002, 0x042a0f09, // v_interp_p2_f16_f32 v2, v9, v7, v10 wait_exp:0
+];
+
+#[test]
+fn vinterp_p2_f16_rounds_to_f32_first_as_the_isa_guide_says() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    let (v2, _) = run(&gpu, VINTERP_P2_TWO_ROUNDINGS, false, &[]);
+    // Rounded once, 1 + 2^-11 + 2^-40 would be f16 1 + 2^-10 (0x3c01); through f32 it is the
+    // tie 1 + 2^-11, which rounds to even: 1.0.
+    assert!(v2.iter().all(|&x| x == 0x3c00), "{:#x}", v2[0]);
+}

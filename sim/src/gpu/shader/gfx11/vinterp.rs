@@ -7,7 +7,8 @@
 //! - `v_interp_p2_f32 d, p20, j, t`: `d = fma(p20[quad + 2], j, t)`;
 //! - the `_f16_f32` forms take the quad-lane sources as f16 halves (op_sel bits 0 and 2 pick
 //!   the half), P10 gives an f32 and P2 an f16 into the half op_sel bit 3 picks, the other
-//!   half kept: GFX9's `v_fma_mix*` arithmetic.
+//!   half kept: GFX9's `v_fma_mix*` operands, with the guide's rounding (`D0.f16 =
+//!   16'F(fma(...))`: to f32, then to f16; [`Extra::Interp`]).
 //!
 //! In a compute dispatch nothing about them changes (they read only VGPRs; nothing fills the
 //! VGPRs with attribute data, which LDSDIR's `lds_param_load` would do in a pixel wave and
@@ -16,8 +17,7 @@
 //! neg/clamp. The quad-lane reads fetch inactive lanes too (DPP8 FI): the guide says nothing
 //! of inactive quad lanes, and in a pixel quad the helper lanes are active anyway.
 //! `wait_exp` (wait for exports) has nothing to wait for here. The `_rtz_` forms (f16 only)
-//! round toward zero whatever the MODE register says ([`Extra::RoundTowardZero`] on the
-//! `v_fma_mix*`).
+//! round toward zero whatever the MODE register says.
 
 use super::isa::{self as g11, Encoding as E11};
 use crate::gpu::shader::decode::DecodeError;
@@ -75,9 +75,9 @@ pub fn lower_vinterp(g: &g11::Inst) -> Result<Vec<Inst>, DecodeError> {
         let halves = if p10 { 0b101 } else { 0b001 };
         fma.mods.op_sel_hi = halves;
         fma.mods.op_sel = op_sel & halves;
-        if name.contains("_rtz_") {
-            fma.extra = Extra::RoundTowardZero;
-        }
+        fma.extra = Extra::Interp {
+            rtz: name.contains("_rtz_"),
+        };
     }
     seq.push(fma);
     Ok(seq)

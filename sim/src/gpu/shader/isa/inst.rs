@@ -294,9 +294,13 @@ pub enum Extra {
         /// Read the other row of each 32-lane half (`permlanex16`).
         cross: bool,
     },
-    /// Round toward zero whatever the MODE register says (GFX11 VINTERP's `_rtz_` forms,
-    /// lowered to `v_fma_mix*`).
-    RoundTowardZero,
+    /// A GFX11 VINTERP f16 form lowered to `v_fma_mix*`: the FMA rounds to f32 and an f16
+    /// result rounds that again (the RDNA3 ISA guide's `16'F(fma(...))`), rather than once
+    /// as GFX9's mix does.
+    Interp {
+        /// The `_rtz_` forms: round toward zero whatever the MODE register says.
+        rtz: bool,
+    },
     /// Matrix (MAI) instruction controls: CBSZ, ABID and BLGP (gfx942 f64 matrices: the
     /// sources' NEG bits).
     Mai {
