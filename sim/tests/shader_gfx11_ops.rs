@@ -491,6 +491,8 @@ const WMMA_STORE: &[u32] = &[
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Wmma {
     F32F16,
+    /// `neg_lo:[0,1,1] neg_hi:[1,0,1]`: A's odd and B's even K elements negated, C -|C|.
+    F32F16Neg,
     F32Bf16,
     F16F16Hi,
     Bf16Bf16,
@@ -507,6 +509,9 @@ impl Wmma {
         match self {
             // v_wmma_f32_16x16x16_f16 v[24:31], v[8:15], v[16:23], v[24:31]
             Wmma::F32F16 => [0xcc404018, 0x1c622108],
+            // v_wmma_f32_16x16x16_f16 v[24:31], v[8:15], v[16:23], v[24:31]
+            //     neg_lo:[0,1,1] neg_hi:[1,0,1]
+            Wmma::F32F16Neg => [0xcc404518, 0xdc622108],
             // v_wmma_f32_16x16x16_bf16 v[24:31], v[8:15], v[16:23], v[24:31]
             Wmma::F32Bf16 => [0xcc414018, 0x1c622108],
             // v_wmma_f16_16x16x16_f16 v[24:31], v[8:15], v[16:23], v[24:31] op_sel:[0,0,1]
@@ -563,7 +568,7 @@ impl Wmma {
 
     /// `x * scale` (scale 0.5 only for f32 results, whose sums stay exact) as f16 or bf16.
     fn float(self, x: f32, scale: f32) -> (u32, f64) {
-        let x = if matches!(self, Wmma::F32F16 | Wmma::F32Bf16) {
+        let x = if matches!(self, Wmma::F32F16 | Wmma::F32F16Neg | Wmma::F32Bf16) {
             x * scale
         } else {
             x
@@ -580,6 +585,7 @@ impl Wmma {
     fn c(self, i: usize, j: usize) -> f64 {
         match self {
             Wmma::F32F16 | Wmma::F32Bf16 => (i * 16 + j) as f64 * 0.25,
+            Wmma::F32F16Neg => (i * 16 + j) as f64 * 0.25 - 20.0,
             Wmma::F16F16Hi | Wmma::Bf16Bf16 => i as f64 - j as f64,
             Wmma::Iu8 => (i as i64 * 1000 - j as i64 * 77) as f64,
             Wmma::Iu4Clamp if i < 8 => f64::from(i32::MAX - 100),
@@ -590,7 +596,7 @@ impl Wmma {
     /// A C or D element's bits in its register (`old`: the register's other half).
     fn encode(self, x: f64, old: u32) -> u32 {
         match self {
-            Wmma::F32F16 | Wmma::F32Bf16 => (x as f32).to_bits(),
+            Wmma::F32F16 | Wmma::F32F16Neg | Wmma::F32Bf16 => (x as f32).to_bits(),
             Wmma::F16F16Hi => u32::from(f16_exact(x as f32)) << 16 | old & 0xffff,
             Wmma::Bf16Bf16 => {
                 let f = (x as f32).to_bits();
@@ -604,8 +610,15 @@ impl Wmma {
 
 /// Run `op` on one wave (`wave64` or wave32) with A, B and C laid out as RDNA3 WMMA wants
 /// them, and compare D bit for bit with `A × B + C` computed here. `compiled`: run that
-/// kernel of a code object (wave32) instead of the hand-assembled instruction.
-fn check_wmma(gpu: &Gpu, op: Wmma, wave64: bool, compiled: Option<(&Loaded, &str)>) {
+/// kernel of a code object (wave32) instead of the hand-assembled instruction. `exec_lo`:
+/// run the instruction with that EXEC (wave32; D is written in every lane all the same).
+fn check_wmma(
+    gpu: &Gpu,
+    op: Wmma,
+    wave64: bool,
+    compiled: Option<(&Loaded, &str)>,
+    exec_lo: Option<u32>,
+) {
     let width = if wave64 { 64 } else { 32 };
     let groups = width / 16;
     let regs = 256 / width;
@@ -633,7 +646,18 @@ fn check_wmma(gpu: &Gpu, op: Wmma, wave64: bool, compiled: Option<(&Loaded, &str
         let args = [Arg::Ptr(input.va), Arg::Ptr(out.va)];
         gpu.run(co, kernel, [32, 1, 1], [32, 1, 1], &args);
     } else {
-        let code = [WMMA_LOAD, &op.words(), WMMA_STORE].concat();
+        let code = match exec_lo {
+            // s_mov_b32 exec_lo, <exec_lo>; the WMMA; s_mov_b32 exec_lo, -1
+            Some(x) => [
+                WMMA_LOAD,
+                &[0xbefe00ff, x],
+                &op.words(),
+                &[0xbefe00c1],
+                WMMA_STORE,
+            ]
+            .concat(),
+            None => [WMMA_LOAD, &op.words(), WMMA_STORE].concat(),
+        };
         let raw = gpu.load_raw_waves(&code, wave64);
         let mut args = input.va.to_le_bytes().to_vec();
         args.extend_from_slice(&out.va.to_le_bytes());
@@ -644,9 +668,15 @@ fn check_wmma(gpu: &Gpu, op: Wmma, wave64: bool, compiled: Option<(&Loaded, &str
     for l in 0..width {
         for v in 0..regs {
             let (i, j) = (groups * v + l / 16, l % 16);
-            let mut sum = op.c(i, j);
+            let neg = op == Wmma::F32F16Neg;
+            let mut sum = if neg { -op.c(i, j).abs() } else { op.c(i, j) };
             for k in 0..16 {
-                sum += op.a(i, k).1 * op.b(k, j).1;
+                let (sa, sb) = match (neg, k % 2) {
+                    (true, 1) => (-1.0, 1.0),
+                    (true, _) => (1.0, -1.0),
+                    _ => (1.0, 1.0),
+                };
+                sum += sa * op.a(i, k).1 * sb * op.b(k, j).1;
             }
             if op == Wmma::Iu4Clamp {
                 sum = sum.clamp(f64::from(i32::MIN), f64::from(i32::MAX));
@@ -666,6 +696,7 @@ fn wmma_matches_a_cpu_product_for_every_opcode_in_wave32_and_wave64() {
     let gpu = Gpu::new(GfxTarget::Gfx1100);
     for op in [
         Wmma::F32F16,
+        Wmma::F32F16Neg,
         Wmma::F32Bf16,
         Wmma::F16F16Hi,
         Wmma::Bf16Bf16,
@@ -673,27 +704,17 @@ fn wmma_matches_a_cpu_product_for_every_opcode_in_wave32_and_wave64() {
         Wmma::Iu4Clamp,
     ] {
         for wave64 in [false, true] {
-            check_wmma(&gpu, op, wave64, None);
+            check_wmma(&gpu, op, wave64, None, None);
         }
     }
 }
 
 #[test]
-fn wmma_with_a_partial_exec_is_refused() {
+fn wmma_runs_with_exec_forced_to_all_ones() {
+    // RDNA3: `saved_exec = EXEC; EXEC = -1; D = A * B + C; EXEC = saved_exec`.
     let gpu = Gpu::new(GfxTarget::Gfx1100);
-    let raw = gpu.load_raw(&[
-        0xbefe00ff, 0x0000ffff, // s_mov_b32 exec_lo, 0xffff
-        0xcc404018,
-        0x1c622108, // v_wmma_f32_16x16x16_f16 v[24:31], v[8:15], v[16:23], v[24:31]
-        0xbfb00000, // s_endpgm
-    ]);
-    let err = gpu
-        .dispatch_raw(&raw, [32, 1, 1], [32, 1, 1], &[])
-        .unwrap_err();
-    let DispatchError::IllegalInstruction { mnemonic, .. } = err else {
-        panic!("{err:?}");
-    };
-    assert!(mnemonic.contains("v_wmma_f32_16x16x16_f16"), "{mnemonic}");
+    check_wmma(&gpu, Wmma::F32F16, false, None, Some(0xffff));
+    check_wmma(&gpu, Wmma::Iu8, false, None, Some(0));
 }
 
 /// `buffer_load_format_xyzw` in wave32: the format comes from the V#'s word 3 (s[12:15]); the four dwords go to `out + 16 id`.
@@ -735,8 +756,8 @@ fn clang_compiled_wmma_and_dpp8_kernels_run() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/shader_data/gfx11_ops/gfx1100/gfx11_ops.co");
     let co = gpu.load_path(&path, &NoExternals);
-    check_wmma(&gpu, Wmma::F32F16, false, Some((&co, "wmma_f32_f16")));
-    check_wmma(&gpu, Wmma::Iu8, false, Some((&co, "wmma_i32_iu8")));
+    check_wmma(&gpu, Wmma::F32F16, false, Some((&co, "wmma_f32_f16")), None);
+    check_wmma(&gpu, Wmma::Iu8, false, Some((&co, "wmma_i32_iu8")), None);
     let x: Vec<u32> = (0..32).map(|i| i * 3 + 1).collect();
     let buf = gpu.buffer_u32(&x);
     gpu.run(

@@ -18,10 +18,17 @@
 //!
 //! Arithmetic: the same model as GFX9's MFMA ([`super::mfma`]): products exact in a double,
 //! summed with C in K order, rounded once (to f32, or straight to f16/bf16, nearest even);
-//! integer products summed exactly, modulo 2^32, or saturated with CLAMP. NEG bits 0 and 1
-//! make the integer A and B signed (LLVM's `neg_lo`, the intrinsics' signedness arguments).
-//! Refused: NEG/NEG_HI and CLAMP on the float forms (the article and LLVM's gfx11 intrinsics
-//! have no use for them) and a partial EXEC (the ISA requires all lanes).
+//! integer products summed exactly, modulo 2^32, or saturated with CLAMP (the LLVM
+//! intrinsics' clamp argument). Denormals are kept whatever MODE says (as for MFMA).
+//!
+//! Modifiers and EXEC, from a summary of AMD's RDNA 3.5 ISA guide (§7.9 and the VOP3P
+//! pseudocode), not checked against the RDNA3 guide itself: the integer forms' NEG bits 0 and
+//! 1 make A and B signed (LLVM's `neg_lo`); the float forms' NEG bits 0/1 negate the low
+//! halves of A/B, NEG_HI bits 0/1 their high halves, and NEG_HI/NEG bit 2 are ABS/NEG of C;
+//! op_sel bit 2 picks the halves of an f16/bf16 C and D. A WMMA runs with EXEC forced to all
+//! ones (`saved_exec = EXEC; EXEC = -1; D = A × B + C; EXEC = saved_exec`): every lane of D
+//! is written whatever EXEC is. Refused: CLAMP on the float forms (LLVM rejects it) and
+//! integer NEG bits other than the two signedness bits.
 
 use super::mfma::float_value;
 use super::mfma_shape::Elem;
@@ -85,21 +92,11 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
         return Err(unimplemented("a WMMA without its kind"));
     };
     let width = e.w.lanes();
-    let full = if width == 64 {
-        u64::MAX
-    } else {
-        u64::from(u32::MAX)
-    };
-    if e.w.exec() & full != full {
-        return Err(unimplemented(
-            "WMMA with EXEC not all ones (the ISA requires every lane)",
-        ));
-    }
     let m = inst.mods;
     let int = matches!(kind, Wmma::I32Iu8 | Wmma::I32Iu4);
-    if m.neg_hi != 0 || (m.neg != 0 && !int) || m.neg & !3 != 0 {
+    if int && (m.neg_hi != 0 || m.neg & !3 != 0) {
         return Err(unimplemented(
-            "WMMA NEG modifiers beyond integer signedness",
+            "integer WMMA NEG bits beyond the signedness of A and B",
         ));
     }
     if m.clamp && !int {
@@ -141,16 +138,27 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
                 } else {
                     Elem::F16
                 };
-                let input = |rows: &[Lanes], lane: usize, k: usize| {
-                    float_value(elem, u64::from(element(rows, bits, lane, k)))
+                // NEG negates the low halves of a source's dwords (even k), NEG_HI the high
+                // halves (odd k).
+                let input = |rows: &[Lanes], src: u8, lane: usize, k: usize| {
+                    let x = float_value(elem, u64::from(element(rows, bits, lane, k)));
+                    let negate = if k % 2 == 0 { m.neg } else { m.neg_hi };
+                    if negate >> src & 1 != 0 { -x } else { x }
                 };
                 let c_half = (if hi_half { c[v][l] >> 16 } else { c[v][l] }) as u64 & 0xffff;
                 let mut sum = match kind {
                     Wmma::F16F16 | Wmma::Bf16Bf16 => float_value(elem, c_half),
                     _ => f64::from(f32::from_bits(c[v][l])),
                 };
+                // C: NEG_HI bit 2 is ABS, NEG bit 2 NEG.
+                if m.neg_hi & 4 != 0 {
+                    sum = sum.abs();
+                }
+                if m.neg & 4 != 0 {
+                    sum = -sum;
+                }
                 for k in 0..16 {
-                    sum += input(&a, a_lane, k) * input(&b, b_lane, k);
+                    sum += input(&a, 0, a_lane, k) * input(&b, 1, b_lane, k);
                 }
                 match kind {
                     Wmma::F16F16 | Wmma::Bf16Bf16 => {
