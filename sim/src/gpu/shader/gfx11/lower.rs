@@ -13,6 +13,10 @@
 //!   compares and `v_cndmask_b32`) and the `v_cmpx` rule (GFX10+ writes EXEC only);
 //! - VOPD: the two halves become two instructions, ordered (or one source copied first) so
 //!   that both read their operands before either writes, as the dual-issue hardware does;
+//! - what GFX9 lacks: DPP8 and the GFX10+ DPP16 controls (`dpp.rs`), VINTERP as DPP8 gathers
+//!   and an FMA (`vinterp.rs`), WMMA and `v_permlane16`/`x16` carrying their operation in
+//!   [`Extra`] (`wmma.rs`, `permlane.rs`), MTBUF as MUBUF's format access with the
+//!   instruction's format;
 //! - hints and waits without architectural effect here (`s_delay_alu`, `s_clause`,
 //!   `s_waitcnt_*`, `buffer_gl*_inv`, `s_sendmsg` of `MSG_DEALLOC_VGPRS`) become `s_nop` or
 //!   `s_waitcnt`.
