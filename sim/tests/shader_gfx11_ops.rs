@@ -868,3 +868,27 @@ fn vinterp_p2_f16_rounds_to_f32_first_as_the_isa_guide_says() {
     // tie 1 + 2^-11, which rounds to even: 1.0.
     assert!(v2.iter().all(|&x| x == 0x3c00), "{:#x}", v2[0]);
 }
+
+/// v_permlane64_b32 in wave64 with lane 40 inactive: lanes read `lane ^ 32` into v4.
+const PERMLANE64_W64: &[u32] = &[
+    0xbeff00ff, 0xfffffeff, // s_mov_b32 exec_hi, 0xfffffeff
+    0x7e08cf01, // v_permlane64_b32 v4, v1
+];
+
+/// v_permlane64_b32 in wave32: no operation.
+const PERMLANE64_W32: &[u32] = &[
+    0x7e08cf01, // v_permlane64_b32 v4, v1
+];
+
+#[test]
+fn permlane64_swaps_the_halves_of_wave64_and_is_a_nop_in_wave32() {
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    let (_, v4) = run(&gpu, PERMLANE64_W64, true, &[]);
+    for id in 0..64u32 {
+        // Lane 8 reads inactive lane 40 all the same.
+        let want = if id == 40 { UNWRITTEN } else { v1(id ^ 32) };
+        assert_eq!(v4[id as usize], want, "item {id}");
+    }
+    let (_, v4) = run(&gpu, PERMLANE64_W32, false, &[]);
+    assert!(v4.iter().all(|&x| x == UNWRITTEN));
+}

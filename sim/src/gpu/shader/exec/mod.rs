@@ -283,7 +283,9 @@ impl<'e, 'a> Exec<'e, 'a> {
             Encoding::Sopk => salu::sopk(self, inst),
             Encoding::Sopp => sopp::exec(self, inst),
             Encoding::Smem => smem::exec(self, inst),
-            Encoding::Vop3 if matches!(inst.extra, Extra::Permlane16 { .. }) => {
+            Encoding::Vop3
+                if matches!(inst.extra, Extra::Permlane16 { .. } | Extra::Permlane64) =>
+            {
                 permlane::exec(self, inst)
             }
             Encoding::Vop1

@@ -1,4 +1,6 @@
-//! GFX10+ row permutes: `v_permlane16_b32` and `v_permlanex16_b32` (GFX11 code).
+//! GFX10+ row permutes: `v_permlane16_b32` and `v_permlanex16_b32`, and GFX11's
+//! `v_permlane64_b32` (the RDNA3 guide: wave64 lanes read `lane ^ 32`, whether that lane is
+//! active or not; "treated as scalar NOP in wave32").
 //!
 //! Each lane `l` reads lane `sel` of a 16-lane row, `sel` being bits `4 (l % 16) + 3 : 4 (l % 16)`
 //! of the 64-bit select `{src2, src1}`: its own row (`permlane16`) or the other row of its
@@ -12,10 +14,12 @@ use super::{Exec, R, unimplemented};
 use crate::gpu::shader::isa::{Extra, Inst, Operand};
 use crate::gpu::shader::wave::{LANES, Lanes};
 
-/// Execute a `v_permlane16_b32` / `v_permlanex16_b32`.
+/// Execute a `v_permlane16_b32`, `v_permlanex16_b32` or `v_permlane64_b32`.
 pub fn exec(e: &mut Exec, inst: &Inst) -> R {
-    let Extra::Permlane16 { cross } = inst.extra else {
-        return Err(unimplemented("a permlane without its form"));
+    let cross = match inst.extra {
+        Extra::Permlane16 { cross } => cross,
+        Extra::Permlane64 => return permlane64(e, inst),
+        _ => return Err(unimplemented("a permlane without its form")),
     };
     let Operand::Vgpr(d) = inst.dst else {
         return Err(unimplemented("a permlane destination outside the VGPRs"));
@@ -36,6 +40,21 @@ pub fn exec(e: &mut Exec, inst: &Inst) -> R {
             old[l]
         }
     });
+    e.w.write_v(usize::from(d), &out, exec);
+    Ok(())
+}
+
+/// `v_permlane64_b32`.
+fn permlane64(e: &mut Exec, inst: &Inst) -> R {
+    if e.w.wave32 {
+        return Ok(());
+    }
+    let Operand::Vgpr(d) = inst.dst else {
+        return Err(unimplemented("a permlane destination outside the VGPRs"));
+    };
+    let src = e.lanes32(inst.src[0])?;
+    let out: Lanes = std::array::from_fn(|l| src[l ^ 32]);
+    let exec = e.w.exec();
     e.w.write_v(usize::from(d), &out, exec);
     Ok(())
 }

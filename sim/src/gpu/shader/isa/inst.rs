@@ -294,6 +294,9 @@ pub enum Extra {
         /// Read the other row of each 32-lane half (`permlanex16`).
         cross: bool,
     },
+    /// GFX11 `v_permlane64_b32`: wave64 lanes read the other 32-lane half (`lane ^ 32`,
+    /// inactive ones too); a no-op in wave32.
+    Permlane64,
     /// A GFX11 VINTERP f16 form lowered to `v_fma_mix*`: the FMA rounds to f32 and an f16
     /// result rounds that again (the RDNA3 ISA guide's `16'F(fma(...))`), rather than once
     /// as GFX9's mix does.
