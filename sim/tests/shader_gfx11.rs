@@ -1,6 +1,6 @@
 //! The GFX11 shader core at the instruction level: hand-assembled gfx1100 wave32 code (wave32
 //! EXEC and VCC, `null` and M0 at their GFX11 codes, VOPD dual issue reading both halves'
-//! operands before either writes), what it refuses, and a compiled corpus kernel.
+//! operands before either writes), what it refuses (images), and a compiled corpus kernel.
 //!
 //! The words were assembled with `llvm-mc-22 -arch=amdgcn -mcpu=gfx1100 -show-encoding`; the
 //! source is beside each word.
@@ -70,10 +70,11 @@ fn wave32_masks_null_m0_and_vopd_on_hand_written_code() {
 }
 
 #[test]
-fn wmma_halts_as_an_illegal_instruction_naming_it() {
+fn image_instructions_halt_as_illegal_instructions_naming_them() {
     let gpu = Gpu::new(GfxTarget::Gfx1100);
     let raw = gpu.load_raw(&[
-        0xcc404000, 0x1c022108, // v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[0:7]
+        0xf0000f04,
+        0x00020004, // image_load v[0:3], v[4:5], s[8:15] dmask:0xf dim:SQ_RSRC_IMG_2D
         0xbfb00000, // s_endpgm
     ]);
     let err = gpu
@@ -83,7 +84,10 @@ fn wmma_halts_as_an_illegal_instruction_naming_it() {
         panic!("{err:?}");
     };
     assert_eq!(pc, raw.entry);
-    assert!(mnemonic.contains("v_wmma_f32_16x16x16_f16"), "{mnemonic}");
+    assert!(
+        mnemonic.contains("MIMG") || mnemonic.contains("image_load"),
+        "{mnemonic}"
+    );
 }
 
 #[test]

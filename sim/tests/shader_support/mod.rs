@@ -478,6 +478,11 @@ impl Gpu {
     /// Place `code` at a 256-byte aligned entry behind a descriptor whose only user SGPRs are
     /// the kernarg pointer (s[0:1]); the workgroup id X is in s2.
     pub fn load_raw(&self, code: &[u32]) -> Raw {
+        self.load_raw_waves(code, false)
+    }
+
+    /// [`Gpu::load_raw`], in wave64 on GFX11 when `wave64` (GFX9 is always wave64).
+    pub fn load_raw_waves(&self, code: &[u32], wave64: bool) -> Raw {
         let memory = self.alloc(256 + code.len() * 4, 4096, true, true);
         let kd = amdgpu_loader::KernelDescriptor {
             kernel_code_entry_byte_offset: 256,
@@ -486,7 +491,7 @@ impl Gpu {
             // ACCUM_OFFSET: AGPRs from v64.
             compute_pgm_rsrc3: 15,
             // Kernarg segment pointer; GFX11: wave32 (ENABLE_WAVEFRONT_SIZE32).
-            kernel_code_properties: if self.target.is_gfx9() {
+            kernel_code_properties: if self.target.is_gfx9() || wave64 {
                 1 << 3
             } else {
                 1 << 3 | 1 << 10

@@ -145,6 +145,7 @@ fn vop_src0(
                 row_mask: bits(w1, 28, 4) as u8,
                 bank_mask: bits(w1, 24, 4) as u8,
                 bound_ctrl: bits(w1, 19, 1) != 0,
+                fetch_inactive: false,
             });
         }
         SDWA => {

@@ -161,7 +161,7 @@ fn dense<T: Copy + Default>(
 }
 
 /// A floating-point input element as a double (exact).
-fn float_value(elem: Elem, bits: u64) -> f64 {
+pub(super) fn float_value(elem: Elem, bits: u64) -> f64 {
     match elem {
         Elem::F16 => super::half::f16_to_f64(bits as u16, true),
         Elem::Bf16 => f64::from(f32::from_bits((bits as u32) << 16)),
@@ -252,7 +252,7 @@ impl Exec<'_, '_> {
     /// `n` consecutive registers of a matrix operand, one row per register. A and B are
     /// VGPR/AGPR tuples (LLVM's assembler accepts nothing else); C may also be an inline
     /// constant, which every element takes (`wide`: a double, repeated as register pairs).
-    fn tuple(&self, op: Operand, n: usize, wide: bool) -> Result<Vec<Lanes>, Fault> {
+    pub(super) fn tuple(&self, op: Operand, n: usize, wide: bool) -> Result<Vec<Lanes>, Fault> {
         match op {
             Operand::Vgpr(r) => Ok((0..n).map(|i| *self.w.v(usize::from(r) + i)).collect()),
             Operand::Inline(v) | Operand::Literal { value: v, .. } => Ok((0..n)

@@ -15,6 +15,7 @@
 // s, l); neg_cmp_op_on_partial_ord: `!(a >= b)` is exactly the unordered-or-less compare.
 
 mod atomic;
+mod dpp;
 mod ds;
 mod float_rules;
 mod half;
@@ -22,10 +23,12 @@ mod load_store;
 mod mfma;
 mod mfma_shape;
 mod operand;
+mod permlane;
 mod rounding;
 mod salu;
 mod smem;
 mod sopp;
+mod typed_buffer;
 mod valu;
 mod valu_cmp;
 mod valu_conv;
@@ -36,6 +39,7 @@ mod valu_lane;
 mod valu_loops;
 mod vmem;
 mod vop3p;
+mod wmma;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -279,6 +283,11 @@ impl<'e, 'a> Exec<'e, 'a> {
             Encoding::Sopk => salu::sopk(self, inst),
             Encoding::Sopp => sopp::exec(self, inst),
             Encoding::Smem => smem::exec(self, inst),
+            Encoding::Vop3
+                if matches!(inst.extra, Extra::Permlane16 { .. } | Extra::Permlane64) =>
+            {
+                permlane::exec(self, inst)
+            }
             Encoding::Vop1
             | Encoding::Vop2
             | Encoding::Vopc
@@ -286,9 +295,14 @@ impl<'e, 'a> Exec<'e, 'a> {
             | Encoding::Dpp
             | Encoding::Sdwa => valu::exec(self, inst),
             Encoding::Vop3p if matches!(inst.extra, Extra::Mai { .. }) => mfma::exec(self, inst),
+            Encoding::Vop3p if matches!(inst.extra, Extra::Wmma(_)) => wmma::exec(self, inst),
             Encoding::Vop3p => vop3p::exec(self, inst),
             Encoding::Ds => ds::exec(self, inst),
-            Encoding::Flat | Encoding::Mubuf => vmem::exec(self, inst),
+            Encoding::Mubuf => match typed_buffer::TypedAccess::of(inst.op) {
+                Some(typed) => typed_buffer::exec(self, inst, typed),
+                None => vmem::exec(self, inst),
+            },
+            Encoding::Flat => vmem::exec(self, inst),
         }
     }
 }

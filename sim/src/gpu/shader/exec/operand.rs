@@ -1,8 +1,9 @@
 //! Reading and writing operands: scalar sources, vector sources with their modifiers (DPP lane
 //! permutation, SDWA field selection, float neg/abs), and masked destination writes.
 
+use super::dpp::{dpp_permute, dpp_write_mask};
 use super::{Exec, Fault, unimplemented};
-use crate::gpu::shader::isa::{DppControl, Encoding, Extra, Inst, Operand, SdwaSel, Special};
+use crate::gpu::shader::isa::{Encoding, Extra, Inst, Operand, SdwaSel, Special};
 use crate::gpu::shader::wave::{LANES, Lanes};
 
 impl Exec<'_, '_> {
@@ -103,7 +104,9 @@ impl Exec<'_, '_> {
     pub fn src32_unmodified(&self, inst: &Inst, i: usize) -> Result<Lanes, Fault> {
         let mut v = self.lanes32(inst.src[i])?;
         match inst.extra {
-            Extra::Dpp(d) if i == 0 => v = dpp(&v, d, self.w.exec()).0,
+            Extra::Dpp(_) | Extra::Dpp8(_) if i == 0 => {
+                v = dpp_permute(&v, inst.extra, self.w.exec()).0;
+            }
             Extra::Sdwa(s) => {
                 let (sel, sext) = if i == 0 {
                     (s.src0_sel, s.src0_sext)
@@ -120,14 +123,12 @@ impl Exec<'_, '_> {
     /// Source `i` as 64-bit lanes with neg/abs on bit 63 (DPP permutes source 0).
     pub fn src64(&self, inst: &Inst, i: usize) -> Result<[u64; LANES], Fault> {
         let mut v = self.lanes64(inst.src[i])?;
-        if let Extra::Dpp(d) = inst.extra {
-            if i == 0 {
-                let lo: Lanes = std::array::from_fn(|l| v[l] as u32);
-                let hi: Lanes = std::array::from_fn(|l| (v[l] >> 32) as u32);
-                let (lo, _) = dpp(&lo, d, self.w.exec());
-                let (hi, _) = dpp(&hi, d, self.w.exec());
-                v = std::array::from_fn(|l| u64::from(lo[l]) | u64::from(hi[l]) << 32);
-            }
+        if i == 0 && matches!(inst.extra, Extra::Dpp(_) | Extra::Dpp8(_)) {
+            let lo: Lanes = std::array::from_fn(|l| v[l] as u32);
+            let hi: Lanes = std::array::from_fn(|l| (v[l] >> 32) as u32);
+            let (lo, _) = dpp_permute(&lo, inst.extra, self.w.exec());
+            let (hi, _) = dpp_permute(&hi, inst.extra, self.w.exec());
+            v = std::array::from_fn(|l| u64::from(lo[l]) | u64::from(hi[l]) << 32);
         }
         let m = inst.mods;
         if m.abs & (1 << i) != 0 {
@@ -146,14 +147,7 @@ impl Exec<'_, '_> {
     /// The lanes a VALU instruction writes: EXEC, narrowed by DPP row/bank masks and invalid
     /// source lanes.
     pub fn write_mask(&self, inst: &Inst) -> u64 {
-        let exec = self.w.exec();
-        match inst.extra {
-            Extra::Dpp(d) => {
-                let (_, valid) = dpp(&[0; LANES], d, exec);
-                exec & valid & dpp_row_bank_mask(d)
-            }
-            _ => exec,
-        }
+        dpp_write_mask(inst.extra, self.w.exec())
     }
 
     /// Write a 32-bit VALU result to the destination register, applying the SDWA destination
@@ -270,74 +264,6 @@ fn sdwa_dst(old: u32, val: u32, shift: u32, width: u32, unused: u8) -> u32 {
         }
         _ => (old & !fmask) | field,
     }
-}
-
-/// Lanes whose row and bank are enabled by a DPP control.
-pub fn dpp_row_bank_mask(d: DppControl) -> u64 {
-    let mut m = 0u64;
-    for l in 0..LANES {
-        let row = l / 16;
-        let bank = (l % 16) / 4;
-        if d.row_mask >> row & 1 != 0 && d.bank_mask >> bank & 1 != 0 {
-            m |= 1 << l;
-        }
-    }
-    m
-}
-
-/// The source lane each lane reads under DPP control `ctrl`, or `None` when out of range.
-fn dpp_source(ctrl: u16, l: usize) -> Option<usize> {
-    let c = u32::from(ctrl);
-    let row = l & !15;
-    let r = l & 15;
-    match c {
-        0x000..=0x0ff => Some((l & !3) | ((c >> (2 * (l & 3))) & 3) as usize),
-        0x101..=0x10f => {
-            let n = (c & 0xf) as usize;
-            (r + n < 16).then_some(l + n)
-        }
-        0x111..=0x11f => {
-            let n = (c & 0xf) as usize;
-            (r >= n).then(|| l - n)
-        }
-        0x121..=0x12f => {
-            let n = (c & 0xf) as usize;
-            Some(row + (r + 16 - n) % 16)
-        }
-        0x130 => (l < 63).then_some(l + 1),
-        0x134 => Some((l + 1) % 64),
-        0x138 => (l > 0).then(|| l - 1),
-        0x13c => Some((l + 63) % 64),
-        0x140 => Some(row + 15 - r),
-        0x141 => Some((l & !7) + 7 - (l & 7)),
-        0x142 => (l >= 16).then(|| (l / 16 - 1) * 16 + 15),
-        0x143 => (l >= 32).then_some(31),
-        0x150..=0x15f => Some(row + (c & 0xf) as usize),
-        _ => None,
-    }
-}
-
-/// Permute `src` by a DPP control. Returns the permuted lanes and the mask of lanes whose
-/// source was valid (in range and active); with BOUND_CTRL, invalid lanes read 0 and count as
-/// valid, otherwise their write is disabled.
-pub fn dpp(src: &Lanes, d: DppControl, exec: u64) -> (Lanes, u64) {
-    let mut out = [0u32; LANES];
-    let mut valid = 0u64;
-    for (l, o) in out.iter_mut().enumerate() {
-        match dpp_source(d.ctrl, l) {
-            Some(s) if exec >> s & 1 != 0 => {
-                *o = src[s];
-                valid |= 1 << l;
-            }
-            _ => {
-                if d.bound_ctrl {
-                    *o = 0;
-                    valid |= 1 << l;
-                }
-            }
-        }
-    }
-    (out, valid)
 }
 
 /// Bits 15:0 or 31:16 of each lane per an op_sel bit.

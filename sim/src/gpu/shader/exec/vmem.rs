@@ -273,6 +273,7 @@ struct Buffer {
     add_tid: bool,
     element: u32,
     index_stride: u32,
+    word3: u32,
 }
 
 impl Buffer {
@@ -290,6 +291,7 @@ impl Buffer {
             // build says 4, so the two readings agree on them.)
             element: 2 << ((w3 >> 19) & 3),
             index_stride: 8 << ((w3 >> 21) & 3),
+            word3: w3,
         }
     }
 
@@ -345,45 +347,81 @@ impl Buffer {
     }
 }
 
-/// Per-lane, per-dword addresses of a MUBUF access (`dwords` chunks of up to 4 bytes); `None`
-/// where a chunk is out of range.
+/// A MUBUF access as each lane forms it: the resource, SOFFSET, and per lane the record
+/// index and byte offset.
 ///
 /// The index is `vindex (IDXEN) + lane id (ADD_TID_ENABLE)` and the offset `voffset (OFFEN) +
 /// the instruction's offset`, both in 32 bits: a VGPR offset of 0xFFFFFFFF with `offset:1`
 /// addresses byte 0, as clang's code for gfx9 expects (it folds a constant into the
 /// instruction offset over a possibly negative VGPR when the private segment is not
-/// range-checked: `SelectMUBUFScratchOffen`). Each dword of a multi-dword access is addressed
-/// and range-checked on its own (the ISA documents: "Load/store-DWORD-x{2,3,4} range-check
-/// per component"), at `offset + 4k`, again in 32 bits. GFX9 MUBUF has no ADDR64 form.
+/// range-checked: `SelectMUBUFScratchOffen`). GFX9 MUBUF has no ADDR64 form.
+pub(super) struct BufferAccess {
+    buf: Buffer,
+    idxen: bool,
+    soffset: u32,
+    lanes: [(u32, u32); LANES],
+}
+
+impl BufferAccess {
+    /// The access of MUBUF instruction `inst` (MTBUF lowers to MUBUF).
+    pub(super) fn of(e: &Exec, inst: &Inst) -> Result<Self, Fault> {
+        let mem = inst.mem();
+        let buf = Buffer::read(e, mem.srsrc);
+        let soffset = e.scalar32(inst.src[2])?;
+        let v0 = if inst.src[0].is_some() {
+            e.lanes32(inst.src[0])?
+        } else {
+            [0; LANES]
+        };
+        let v1 = match inst.src[0] {
+            Operand::Vgpr(r) if mem.idxen && mem.offen => *e.w.v(usize::from(r) + 1),
+            _ => [0; LANES],
+        };
+        let lanes = std::array::from_fn(|l| {
+            let vindex = if mem.idxen { v0[l] } else { 0 };
+            let voffset = match (mem.idxen, mem.offen) {
+                (true, true) => v1[l],
+                (false, true) => v0[l],
+                _ => 0,
+            };
+            let index = vindex.wrapping_add(if buf.add_tid { l as u32 } else { 0 });
+            (index, voffset.wrapping_add(mem.offset as u32))
+        });
+        Ok(Self {
+            buf,
+            idxen: mem.idxen,
+            soffset,
+            lanes,
+        })
+    }
+
+    /// The address of `len` bytes `past` bytes beyond `lane`'s offset (offset and `past`
+    /// summed in 32 bits), or `None` when they are out of range.
+    pub(super) fn at(&self, lane: usize, past: u32, len: u32) -> Option<u64> {
+        let (index, offset) = self.lanes[lane];
+        let offset = offset.wrapping_add(past);
+        (!self.buf.out_of_range(self.idxen, index, offset, len))
+            .then(|| self.buf.address(index, offset, self.soffset))
+    }
+
+    /// Word 3 of the resource (GFX10+: the buffer's FORMAT in bits 18:12).
+    pub(super) fn word3(&self) -> u32 {
+        self.buf.word3
+    }
+}
+
+/// Per-lane, per-dword addresses of a MUBUF access (`dwords` chunks of up to 4 bytes); `None`
+/// where a chunk is out of range. Each dword of a multi-dword access is addressed and
+/// range-checked on its own (the ISA documents: "Load/store-DWORD-x{2,3,4} range-check per
+/// component"), at `offset + 4k`, again in 32 bits.
 fn mubuf_access(e: &Exec, inst: &Inst, bytes: u32) -> Result<Vec<[Option<u64>; 4]>, Fault> {
-    let mem = inst.mem();
-    let buf = Buffer::read(e, mem.srsrc);
-    let soffset = e.scalar32(inst.src[2])?;
-    let v0 = if inst.src[0].is_some() {
-        e.lanes32(inst.src[0])?
-    } else {
-        [0; LANES]
-    };
-    let v1 = match inst.src[0] {
-        Operand::Vgpr(r) if mem.idxen && mem.offen => *e.w.v(usize::from(r) + 1),
-        _ => [0; LANES],
-    };
+    let access = BufferAccess::of(e, inst)?;
     let chunks = bytes.div_ceil(4) as usize;
     let len = bytes.min(4);
     let mut out = vec![[None; 4]; LANES];
     for l in lanes(e.w.exec()) {
-        let vindex = if mem.idxen { v0[l] } else { 0 };
-        let voffset = match (mem.idxen, mem.offen) {
-            (true, true) => v1[l],
-            (false, true) => v0[l],
-            _ => 0,
-        };
-        let index = vindex.wrapping_add(if buf.add_tid { l as u32 } else { 0 });
-        let offset = voffset.wrapping_add(mem.offset as u32);
         for (k, slot) in out[l].iter_mut().take(chunks).enumerate() {
-            let offset = offset.wrapping_add(4 * k as u32);
-            *slot = (!buf.out_of_range(mem.idxen, index, offset, len))
-                .then(|| buf.address(index, offset, soffset));
+            *slot = access.at(l, 4 * k as u32, len);
         }
     }
     Ok(out)

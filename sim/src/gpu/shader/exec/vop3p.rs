@@ -6,10 +6,10 @@
 use super::float_rules::{Denorm, flush32, minmax64};
 use super::half::f16_to_f64;
 use super::operand::half;
-use super::rounding::{round16, round32, two_sum};
+use super::rounding::{Round, round16, round32, two_sum};
 use super::valu_loops::{denorm32, denorm64, ieee, round32_mode, round64_mode};
 use super::{Exec, R, unimplemented};
-use crate::gpu::shader::isa::{Inst, Op};
+use crate::gpu::shader::isa::{Extra, Inst, Op};
 use crate::gpu::shader::wave::{LANES, mode};
 
 /// The 16-bit elements (low, high) of source `i` for one lane.
@@ -168,7 +168,15 @@ fn fma_mix(e: &mut Exec, inst: &Inst) -> R {
     let m = inst.mods;
     let d16 = denorm64(e);
     let d32 = denorm32(e);
-    let (m32, m16) = (round32_mode(e), round64_mode(e));
+    let interp = match inst.extra {
+        Extra::Interp { rtz } => Some(rtz),
+        _ => None,
+    };
+    let (m32, m16) = if interp == Some(true) {
+        (Round::Zero, Round::Zero)
+    } else {
+        (round32_mode(e), round64_mode(e))
+    };
     let arg = |i: usize, v: u32| -> f64 {
         let x = if m.op_sel_hi & (1 << i) != 0 {
             f16_to_f64(half(v, m.op_sel & (1 << i) != 0) as u16, d16.inputs)
@@ -182,6 +190,18 @@ fn fma_mix(e: &mut Exec, inst: &Inst) -> R {
     let old = e.lanes32(inst.dst)?;
     let mut out = [0u32; LANES];
     for l in 0..LANES {
+        if interp.is_some() {
+            out[l] = interp_fma(
+                inst,
+                arg(0, a[l]),
+                arg(1, b[l]),
+                arg(2, c[l]),
+                old[l],
+                m32,
+                m16,
+            );
+            continue;
+        }
         let r = arg(0, a[l]).mul_add(arg(1, b[l]), arg(2, c[l]));
         let r = if m.clamp { r.clamp(0.0, 1.0) } else { r };
         out[l] = match inst.op {
@@ -196,6 +216,24 @@ fn fma_mix(e: &mut Exec, inst: &Inst) -> R {
         };
     }
     e.write_vdst32(inst, &out)
+}
+
+/// GFX11 VINTERP's f16 forms as the RDNA3 ISA guide writes them: one FMA rounded to f32
+/// (the f16 × f32 product is exact in a double; `two_sum` keeps the addition's error), and for
+/// an f16 result that f32 rounded again (`16'F(fma(...))`), into the half the opcode names.
+fn interp_fma(inst: &Inst, a: f64, b: f64, c: f64, old: u32, m32: Round, m16: Round) -> u32 {
+    let (s, err) = two_sum(a * b, c);
+    let f = round32(s, err, m32);
+    let f = if inst.mods.clamp {
+        f.clamp(0.0, 1.0)
+    } else {
+        f
+    };
+    match inst.op {
+        Op::VFmaMixF32 => f.to_bits(),
+        Op::VFmaMixloF16 => (old & 0xffff_0000) | u32::from(round16(f64::from(f), 0.0, m16, true)),
+        _ => (old & 0xffff) | u32::from(round16(f64::from(f), 0.0, m16, true)) << 16,
+    }
 }
 
 pub fn exec(e: &mut Exec, inst: &Inst) -> R {

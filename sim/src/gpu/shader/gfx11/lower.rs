@@ -13,6 +13,10 @@
 //!   compares and `v_cndmask_b32`) and the `v_cmpx` rule (GFX10+ writes EXEC only);
 //! - VOPD: the two halves become two instructions, ordered (or one source copied first) so
 //!   that both read their operands before either writes, as the dual-issue hardware does;
+//! - what GFX9 lacks: DPP8 and the GFX10+ DPP16 controls (`dpp.rs`), VINTERP as DPP8 gathers
+//!   and an FMA (`vinterp.rs`), WMMA and `v_permlane16`/`x16` carrying their operation in
+//!   [`Extra`] (`wmma.rs`, `permlane.rs`), MTBUF as MUBUF's format access with the
+//!   instruction's format;
 //! - hints and waits without architectural effect here (`s_delay_alu`, `s_clause`,
 //!   `s_waitcnt_*`, `buffer_gl*_inv`, `s_sendmsg` of `MSG_DEALLOC_VGPRS`) become `s_nop` or
 //!   `s_waitcnt`.
@@ -25,7 +29,7 @@ use std::sync::OnceLock;
 
 use crate::gpu::shader::decode::{DecodeError, ds_has_two_offsets};
 use crate::gpu::shader::gfx11::decode::decode;
-use crate::gpu::shader::gfx11::isa::{self as g11, Dpp, Encoding as E11, RowFlags};
+use crate::gpu::shader::gfx11::isa::{self as g11, Encoding as E11, RowFlags};
 use crate::gpu::shader::isa::{CachePolicy, Encoding, Extra, Family, Inst, Mem, Op, Operand, Ty};
 use crate::gpu::shader::wave::{M0, NULL_SINK, VCC};
 
@@ -68,8 +72,22 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
     if g.enc == E11::Vopd {
         return vopd(g);
     }
+    if g.enc == E11::Vinterp {
+        let mut seq = super::vinterp::lower_vinterp(g)?;
+        let first = seq.remove(0);
+        return Ok(Lowered { first, more: seq });
+    }
     if let Some(lowered) = composite(g) {
         return Ok(lowered);
+    }
+    if let Some(mut first) =
+        super::wmma::lower_wmma(g).or_else(|| super::permlane::lower_permlane(g))
+    {
+        first.src = first.src.map(src);
+        return Ok(Lowered {
+            first,
+            more: Vec::new(),
+        });
     }
     let op = gfx9_op(g.op.name()).ok_or(DecodeError::NotSimulated(g.op.name()))?;
     let sig = op.info().sig;
@@ -87,10 +105,9 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         E11::Vop3p => Encoding::Vop3p,
         E11::Ds => Encoding::Ds,
         E11::Flat => Encoding::Flat,
-        E11::Mubuf => Encoding::Mubuf,
-        E11::Vopd | E11::Vinterp | E11::Mtbuf => {
-            return Err(DecodeError::NotSimulated(g.op.name()));
-        }
+        // MTBUF is MUBUF's `buffer_*_format_*` with the format from the instruction.
+        E11::Mubuf | E11::Mtbuf => Encoding::Mubuf,
+        E11::Vopd | E11::Vinterp => return Err(DecodeError::NotSimulated(g.op.name())),
     };
     let mut inst = Inst::new(op, enc, g.dwords);
     inst.dst = dst(g.dst);
@@ -120,7 +137,7 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         E11::Smem => smem(g, &mut inst),
         E11::Vop1 | E11::Vop2 | E11::Vopc | E11::Vop3 | E11::Vop3p => valu(g, &mut inst)?,
         E11::Ds => ds(g, &mut inst),
-        E11::Flat | E11::Mubuf => vmem(g, &mut inst),
+        E11::Flat | E11::Mubuf | E11::Mtbuf => vmem(g, &mut inst),
         _ => {}
     }
     Ok(Lowered {
@@ -203,15 +220,8 @@ fn valu(g: &g11::Inst, inst: &mut Inst) -> Result<(), DecodeError> {
     if g.row.flags.has(RowFlags::K) {
         inst.extra = Extra::Imm(g.imm);
     }
-    match g.dpp {
-        None => {}
-        Some(Dpp::Dpp16 { control, .. }) => {
-            inst.extra = Extra::Dpp(control);
-            if inst.enc != Encoding::Vop3 {
-                inst.enc = Encoding::Dpp;
-            }
-        }
-        Some(Dpp::Dpp8 { .. }) => return Err(DecodeError::NotSimulated(name)),
+    if let Some(dpp) = g.dpp {
+        super::dpp::lower_dpp(dpp, inst, name)?;
     }
     if name.starts_with("v_cmpx_") {
         // GFX10+: v_cmpx writes EXEC and nothing else.
@@ -305,7 +315,7 @@ fn vmem(g: &g11::Inst, inst: &mut Inst) {
         slc: g.mem.slc,
         scc: false,
     };
-    if g.enc == E11::Mubuf {
+    if matches!(g.enc, E11::Mubuf | E11::Mtbuf) {
         let srsrc = match g.mem.sbase {
             Operand::Sgpr(n) => n,
             _ => 0,
@@ -325,6 +335,7 @@ fn vmem(g: &g11::Inst, inst: &mut Inst) {
             offen: g.mem.offen,
             idxen: g.mem.idxen,
             srsrc,
+            format: g.mem.format,
             ..Mem::default()
         });
         return;
@@ -538,6 +549,10 @@ fn gfx9_name(name: &str) -> String {
         };
         return format!("ds_{rest}");
     }
+    if let Some(rest) = n.strip_prefix("tbuffer_") {
+        // tbuffer_load_d16_format_x is GFX9's (MUBUF) buffer_load_format_d16_x.
+        return format!("buffer_{}", rest.replace("d16_format_", "format_d16_"));
+    }
     for segment in ["global_", "flat_", "scratch_", "buffer_"] {
         let Some(rest) = n.strip_prefix(segment) else {
             continue;
@@ -581,6 +596,11 @@ mod tests {
             ("v_add_co_ci_u32", "v_addc_co_u32"),
             ("v_dual_mov_b32", "v_mov_b32"),
             ("v_cmpx_gt_u32", "v_cmpx_gt_u32"),
+            ("tbuffer_load_format_xy", "buffer_load_format_xy"),
+            (
+                "tbuffer_store_d16_format_xyzw",
+                "buffer_store_format_d16_xyzw",
+            ),
         ] {
             assert_eq!(gfx9_op(gfx11).map(Op::name), Some(gfx9), "{gfx11}");
         }

@@ -7,13 +7,18 @@
 //! - [`disasm`]: instructions to text as `llvm-objdump-19 -d --mcpu=gfx1100` prints them (the
 //!   decoder's oracle check);
 //! - [`lower`]: instructions to the GFX9 ones of the same semantics, which the shared
-//!   interpreter executes.
+//!   interpreter executes; [`dpp`], [`vinterp`], [`wmma`] and [`permlane`] lower what GFX9
+//!   has no twin for.
 //!
 //! `opcode.rs` and `tables.rs` are generated from LLVM by `tablegen/regenerate.sh`.
 
 pub mod decode;
 pub mod disasm;
+pub mod dpp;
 pub mod isa;
 pub mod lower;
+pub mod permlane;
+pub mod vinterp;
+pub mod wmma;
 #[rustfmt::skip] // generated: one row a line
 mod tables;

@@ -127,6 +127,19 @@ pub struct DppControl {
     pub bank_mask: u8,
     /// Read 0 from invalid lanes instead of disabling the write.
     pub bound_ctrl: bool,
+    /// GFX10+ FI (fetch inactive): a source lane outside EXEC is read like an active one
+    /// (always false in GFX9 code, which has no such bit: there an inactive source lane is
+    /// invalid).
+    pub fetch_inactive: bool,
+}
+
+/// A GFX10+ DPP8 selection: each lane reads lane `selects[3l+2:3l]` of its group of eight.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Dpp8 {
+    /// Eight 3-bit lane selects, lane 0 of the group in bits 2:0.
+    pub selects: u32,
+    /// FI: read source lanes outside EXEC too (otherwise they read 0).
+    pub fetch_inactive: bool,
 }
 
 /// An SDWA operand selection.
@@ -230,6 +243,28 @@ pub struct Mem {
     pub soffset_en: bool,
     /// SMEM: the IMM bit (the immediate offset is used; with `soffset_en` both are added).
     pub smem_imm: bool,
+    /// Typed buffer access (GFX11 `tbuffer_*`): the instruction's data and number format, in
+    /// GFX10+'s unified encoding; 0 (`BUF_FMT_INVALID`) when the instruction carries none.
+    pub format: u8,
+}
+
+/// A GFX11 matrix multiply-accumulate (`v_wmma_*_16x16x16_*`): the A/B element type and the
+/// C/D type. GFX9 has no such opcode: an instruction carrying this runs as the WMMA, whatever
+/// its `op` (the lowering puts `v_nop` there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Wmma {
+    /// f16 A and B, f32 C and D.
+    F32F16,
+    /// bf16 A and B, f32 C and D.
+    F32Bf16,
+    /// f16 A, B, C and D (C and D in the register halves op_sel bit 2 picks).
+    F16F16,
+    /// bf16 A, B, C and D (likewise).
+    Bf16Bf16,
+    /// 8-bit integer A and B (NEG bits 0/1: signed), i32 C and D.
+    I32Iu8,
+    /// 4-bit integer A and B (likewise).
+    I32Iu4,
 }
 
 /// Encoding-specific extra fields.
@@ -243,10 +278,32 @@ pub enum Extra {
     Imm(u32),
     /// DPP.
     Dpp(DppControl),
+    /// DPP8 (GFX10+ code only).
+    Dpp8(Dpp8),
     /// SDWA.
     Sdwa(SdwaControl),
     /// Memory instruction fields.
     Mem(Mem),
+    /// A GFX11 WMMA (see [`Wmma`]).
+    Wmma(Wmma),
+    /// GFX10+ `v_permlane16_b32` (`cross`: `v_permlanex16_b32`): source 0 is the vector,
+    /// sources 1 and 2 the 64 bits of lane selects; op_sel bit 0 is FI, bit 1 BOUND_CTRL.
+    /// GFX9 has no such opcode: an instruction carrying this runs as the permute, whatever
+    /// its `op`.
+    Permlane16 {
+        /// Read the other row of each 32-lane half (`permlanex16`).
+        cross: bool,
+    },
+    /// GFX11 `v_permlane64_b32`: wave64 lanes read the other 32-lane half (`lane ^ 32`,
+    /// inactive ones too); a no-op in wave32.
+    Permlane64,
+    /// A GFX11 VINTERP f16 form lowered to `v_fma_mix*`: the FMA rounds to f32 and an f16
+    /// result rounds that again (the RDNA3 ISA guide's `16'F(fma(...))`), rather than once
+    /// as GFX9's mix does.
+    Interp {
+        /// The `_rtz_` forms: round toward zero whatever the MODE register says.
+        rtz: bool,
+    },
     /// Matrix (MAI) instruction controls: CBSZ, ABID and BLGP (gfx942 f64 matrices: the
     /// sources' NEG bits).
     Mai {

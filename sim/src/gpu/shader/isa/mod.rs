@@ -52,8 +52,8 @@ macro_rules! define_ops {
 mod opcode;
 
 pub use inst::{
-    CachePolicy, DppControl, Encoding, Extra, Inst, Mem, Modifiers, Operand, SdwaControl, SdwaSel,
-    Special,
+    CachePolicy, Dpp8, DppControl, Encoding, Extra, Inst, Mem, Modifiers, Operand, SdwaControl,
+    SdwaSel, Special, Wmma,
 };
 pub use opcode::Op;
 

@@ -31,6 +31,7 @@ fn dpp(
                 row_mask: field(d, 28, 4) as u8,
                 bank_mask: field(d, 24, 4) as u8,
                 bound_ctrl: field(d, 19, 1) != 0,
+                fetch_inactive: field(d, 18, 1) != 0,
             },
             fetch_inactive: field(d, 18, 1) != 0,
         }
