@@ -112,6 +112,15 @@ const VALU_LOOP_GFX11: &[u32] = &[
     0xBFB0_0000, // s_endpgm
 ];
 
+/// One shader core and its build of the loop.
+struct Variant {
+    /// The criterion function's name.
+    name: &'static str,
+    target: GfxTarget,
+    code: &'static [u32],
+    core: Box<dyn ShaderCore>,
+}
+
 /// Loop iterations per lane.
 const ITERATIONS: u32 = 20_000;
 /// Work-items of one dispatch: 4 wave64 or 8 wave32, one workgroup.
@@ -166,30 +175,31 @@ fn valu_request(vm: &HostVm, target: GfxTarget, code: &[u32]) -> DispatchRequest
 
 fn valu_bench(c: &mut Criterion) {
     let vm = HostVm::new();
-    let cores: [(&str, GfxTarget, &[u32], Box<dyn ShaderCore>); 2] = [
-        (
-            "valu_lane_ops_one_worker",
-            GfxTarget::Gfx90a,
-            VALU_LOOP,
-            Box::new(Gfx9ShaderCore::new(1)),
-        ),
-        (
-            "valu_lane_ops_one_worker_gfx11_wave32",
-            GfxTarget::Gfx1100,
-            VALU_LOOP_GFX11,
-            Box::new(Gfx11ShaderCore::new(1)),
-        ),
+    let cores = [
+        Variant {
+            name: "valu_lane_ops_one_worker",
+            target: GfxTarget::Gfx90a,
+            code: VALU_LOOP,
+            core: Box::new(Gfx9ShaderCore::new(1)),
+        },
+        Variant {
+            name: "valu_lane_ops_one_worker_gfx11_wave32",
+            target: GfxTarget::Gfx1100,
+            code: VALU_LOOP_GFX11,
+            core: Box::new(Gfx11ShaderCore::new(1)),
+        },
     ];
     let lane_ops = u64::from(ITEMS) * u64::from(ITERATIONS) * VALU_PER_ITERATION;
     let abort = AtomicBool::new(false);
     let mut group = c.benchmark_group("shader");
     group.throughput(Throughput::Elements(lane_ops));
     group.sample_size(10);
-    for (name, target, code, core) in &cores {
-        let request = valu_request(&vm, *target, code);
+    for variant in &cores {
+        let request = valu_request(&vm, variant.target, variant.code);
+        let core = &variant.core;
         core.dispatch(&request, &vm, &NoInterrupts, &abort)
             .expect("warm-up dispatch");
-        group.bench_function(*name, |b| {
+        group.bench_function(variant.name, |b| {
             b.iter(|| {
                 core.dispatch(&request, &vm, &NoInterrupts, &abort)
                     .expect("dispatch")
