@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use amdgpu_loader::kernel_descriptor::UserSgpr;
 use amdgpu_loader::{CodeObject, HiddenArg, NoExternals};
+use amdgpu_sim::MachineConfig;
 use amdgpu_sim::cp::CommandProcessorEngine;
 use amdgpu_sim::queue::{ProcessorProgress, QueueEngine, QueueSpec, RunningQueue};
 use common::{Bo, QueueBuffers, Session, small_config};
@@ -45,6 +46,10 @@ mod reg {
     pub const TMPRING_SIZE: u32 = 0x2E18;
     pub const RESTART_X: u32 = 0x2E1B;
     pub const PGM_RSRC3: u32 = 0x2E2D;
+    /// GFX11's COMPUTE_PGM_RSRC3 (gc_11_0_0_offset.h: 0x1bc8 in GC segment 0 at 0x1260);
+    /// the other registers here are at the same addresses on GFX11.
+    pub const PGM_RSRC3_GFX11: u32 = 0x2E28;
+    pub const DISPATCH_SCRATCH_BASE_LO: u32 = 0x2E10;
     pub const USER_DATA_0: u32 = 0x2E40;
     /// NBIO's HDP flush request and done registers (tinygrad's `memory_barrier`).
     pub const HDP_FLUSH_REQ: u32 = 0xD20 + 0x106;
@@ -245,8 +250,9 @@ impl<'a> Pm4Queue<'a> {
     }
 }
 
-/// `vector_add` loaded into a BO, with a kernarg buffer per launch.
-struct VectorAdd {
+/// A committed clang-built kernel (`vector_add` unless said otherwise) loaded into a BO, with
+/// a kernarg buffer per launch: buffer pointers, then an element count.
+struct ClangKernel {
     entry: u64,
     rsrc: [u32; 3],
     kernarg_size: usize,
@@ -259,10 +265,15 @@ struct VectorAdd {
     _image: Bo,
 }
 
-impl VectorAdd {
+impl ClangKernel {
     fn load(s: &Session) -> Self {
+        Self::load_built(s, "gfx90a", "vector_add")
+    }
+
+    /// `tests/kernels/bin/<target>/<name>.co5`.
+    fn load_built(s: &Session, target: &str, name: &str) -> Self {
         let path = format!(
-            "{}/../tests/kernels/bin/gfx90a/vector_add.co5",
+            "{}/../tests/kernels/bin/{target}/{name}.co5",
             env!("CARGO_MANIFEST_DIR")
         );
         let code = std::fs::read(path).expect("committed test kernel");
@@ -271,7 +282,7 @@ impl VectorAdd {
         let image = code
             .load(bytes(&image_bo), image_bo.va, &NoExternals)
             .expect("load");
-        let kernel = image.kernel("vector_add").expect("vector_add");
+        let kernel = image.kernel(name).expect("the kernel");
         let kd = kernel.descriptor;
         // What a PM4 producer must know of the descriptor: the user SGPRs it asks for, here
         // the kernarg pointer alone.
@@ -287,7 +298,7 @@ impl VectorAdd {
                 slot.kind,
                 UserSgpr::KernargSegmentPtr | UserSgpr::PrivateSegmentBuffer
             )),
-            "vector_add's user SGPRs: {slots:?}"
+            "{name}'s user SGPRs: {slots:?}"
         );
         let implicit = kernel.implicit_args.expect("V5 implicit arguments");
         let hidden = [
@@ -323,14 +334,24 @@ impl VectorAdd {
         }
     }
 
-    /// Kernel arguments for `c = a + b` over `n` elements in workgroups of `group`.
-    fn kernarg(&self, s: &Session, operands: [u64; 3], n: u32, group: u32) -> Bo {
+    /// COMPUTE_USER_DATA_* for a launch with kernel arguments at `kernarg`: the kernarg
+    /// pointer in its slot, zeros elsewhere.
+    fn user_data(&self, kernarg: u64) -> Vec<u32> {
+        let mut values = vec![0; self.user_sgprs as usize];
+        let at = self.kernarg_sgpr as usize;
+        values[at..at + 2].copy_from_slice(&[lo(kernarg), hi(kernarg)]);
+        values
+    }
+
+    /// Kernel arguments: the buffer `operands` (`c = a + b` for vector_add), then `n`
+    /// elements, in workgroups of `group`.
+    fn kernarg(&self, s: &Session, operands: &[u64], n: u32, group: u32) -> Bo {
         let bo = s.gtt(4096);
         let buf = &mut bytes(&bo)[..self.kernarg_size];
         for (value, &offset) in operands.iter().zip(&self.kernarg_layout) {
             buf[offset as usize..][..8].copy_from_slice(&value.to_le_bytes());
         }
-        buf[self.kernarg_layout[3] as usize..][..4].copy_from_slice(&n.to_le_bytes());
+        buf[self.kernarg_layout[operands.len()] as usize..][..4].copy_from_slice(&n.to_le_bytes());
         for &(offset, size, kind) in &self.hidden {
             let value: u64 = match kind {
                 HiddenArg::BlockCountX => u64::from(n.div_ceil(group)),
@@ -355,7 +376,7 @@ fn i32_at(bo: &Bo, i: usize) -> i32 {
 #[test]
 fn dispatch_direct_runs_a_clang_kernel_from_the_compute_registers() {
     let s = Session::small();
-    let kernel = VectorAdd::load(&s);
+    let kernel = ClangKernel::load(&s);
     let n = 1000u32;
     let group = 64u32;
     let (lhs, rhs) = (s.vram(4096), s.vram(4096));
@@ -364,9 +385,9 @@ fn dispatch_direct_runs_a_clang_kernel_from_the_compute_registers() {
     fill_i32(&rhs, |i| 3 * i as i32 - 7);
     bytes(&c1).fill(0xAB);
     bytes(&c2).fill(0xAB);
-    let k1 = kernel.kernarg(&s, [lhs.va, rhs.va, c1.va], n, group);
+    let k1 = kernel.kernarg(&s, &[lhs.va, rhs.va, c1.va], n, group);
     // The second launch adds c1 to a, into c2.
-    let k2 = kernel.kernarg(&s, [lhs.va, c1.va, c2.va], n, group);
+    let k2 = kernel.kernarg(&s, &[lhs.va, c1.va, c2.va], n, group);
     let done = s.gtt(4096);
     let mut q = Pm4Queue::create(&s, 4096);
 
@@ -382,20 +403,14 @@ fn dispatch_direct_runs_a_clang_kernel_from_the_compute_registers() {
     stream.extend(set_sh(reg::PGM_RSRC3, &kernel.rsrc[2..]));
     stream.extend(set_sh(reg::TMPRING_SIZE, &[0]));
     stream.extend(set_sh(reg::RESTART_X, &[0, 0, 0]));
-    let user_data = |kernarg: u64| {
-        let mut values = vec![0; kernel.user_sgprs as usize];
-        let at = kernel.kernarg_sgpr as usize;
-        values[at..at + 2].copy_from_slice(&[lo(kernarg), hi(kernarg)]);
-        values
-    };
-    stream.extend(set_sh(reg::USER_DATA_0, &user_data(k1.va)));
+    stream.extend(set_sh(reg::USER_DATA_0, &kernel.user_data(k1.va)));
     stream.extend(set_sh(reg::RESOURCE_LIMITS, &[0]));
     stream.extend(set_sh(reg::START_X, &[0, 0, 0, group, 1, 1, 0, 0]));
     // COMPUTE_SHADER_EN | FORCE_START_AT_000; the dimensions count workgroups.
     stream.extend(pkt3(op::DISPATCH_DIRECT, &[n.div_ceil(group), 1, 1, 0b101]));
     stream.extend(cs_partial_flush());
     stream.extend(release_mem(done.va, 1, 1, 0, 0));
-    stream.extend(set_sh(reg::USER_DATA_0, &user_data(k2.va)));
+    stream.extend(set_sh(reg::USER_DATA_0, &kernel.user_data(k2.va)));
     stream.extend(pkt3(op::DISPATCH_DIRECT, &[n.div_ceil(group), 1, 1, 0b101]));
     stream.extend(cs_partial_flush());
     stream.extend(release_mem(done.va + 8, 2, 1, 0, 0));
@@ -412,6 +427,125 @@ fn dispatch_direct_runs_a_clang_kernel_from_the_compute_registers() {
     }
     assert!(bytes(&c1)[4 * n as usize..].iter().all(|&x| x == 0xAB));
     assert!(bytes(&c2)[4 * n as usize..].iter().all(|&x| x == 0xAB));
+}
+
+/// COMPUTE_DISPATCH_INITIATOR: COMPUTE_SHADER_EN | FORCE_START_AT_000 (the dimensions count
+/// workgroups), and GFX10+'s CS_W32_EN (gc_11_0_0_sh_mask.h:
+/// COMPUTE_DISPATCH_INITIATOR__CS_W32_EN__SHIFT 0xf).
+const INITIATOR: u32 = 0b101;
+const CS_W32_EN: u32 = 1 << 15;
+
+/// tinygrad's `exec` on GFX11 up to DISPATCH_DIRECT and its CS_PARTIAL_FLUSH: RSRC1 with PRIV
+/// (bit 20, "priv=1 on gfx11 for cwsr"), COMPUTE_PGM_RSRC3 at GFX11's address, the
+/// architected-flat-scratch base (no scratch here), user data, the workgroup size, and the
+/// initiator.
+fn gfx11_exec(
+    kernel: &ClangKernel,
+    kernarg: u64,
+    groups: u32,
+    group: u32,
+    initiator: u32,
+) -> Vec<u32> {
+    let mut stream = set_sh(reg::PGM_LO, &[lo(kernel.entry >> 8), hi(kernel.entry >> 8)]);
+    stream.extend(set_sh(
+        reg::PGM_RSRC1,
+        &[kernel.rsrc[0] | 1 << 20, kernel.rsrc[1]],
+    ));
+    stream.extend(set_sh(reg::PGM_RSRC3_GFX11, &kernel.rsrc[2..]));
+    stream.extend(set_sh(reg::TMPRING_SIZE, &[0]));
+    stream.extend(set_sh(reg::DISPATCH_SCRATCH_BASE_LO, &[0]));
+    stream.extend(set_sh(reg::RESTART_X, &[0, 0, 0]));
+    stream.extend(set_sh(reg::USER_DATA_0, &kernel.user_data(kernarg)));
+    stream.extend(set_sh(reg::RESOURCE_LIMITS, &[0]));
+    stream.extend(set_sh(reg::START_X, &[0, 0, 0, group, 1, 1, 0, 0]));
+    stream.extend(pkt3(op::DISPATCH_DIRECT, &[groups, 1, 1, initiator]));
+    stream.extend(cs_partial_flush());
+    stream
+}
+
+/// The simulated RX 7900 XTX runs PM4 dispatches on its GFX11 core, in the wave size the
+/// initiator asks for: clang's wave32 `vector_add` with CS_W32_EN adds correctly; clang's
+/// wave32 `atomic_counter` (one atomic per wave for the lanes of EXEC_LO, then a lane prefix
+/// count) hands out every ticket once with CS_W32_EN, and without it runs as wave64, where the
+/// same code counts only the 32 lanes of EXEC_LO and the `v_cmpx` that picks the atomic's lane
+/// clears EXEC_HI for good (wave32 code on a wave64 dispatch, as on hardware): the counter
+/// moves by 32 per 64-lane wave and the upper half of each wave stores nothing.
+#[test]
+fn dispatch_direct_runs_gfx1100_kernels_in_the_initiators_wave_size() {
+    let s = Session::new(MachineConfig::rx7900xtx());
+    let vector_add = ClangKernel::load_built(&s, "gfx1100", "vector_add");
+    let atomic_counter = ClangKernel::load_built(&s, "gfx1100", "atomic_counter");
+    let (n, group) = (1024u32, 64u32);
+    let (lhs, rhs, sum) = (s.vram(4096), s.vram(4096), s.vram(4096));
+    fill_i32(&lhs, |i| 5 * i as i32);
+    fill_i32(&rhs, |i| 1 - 2 * i as i32);
+    bytes(&sum).fill(0xAB);
+    let (counter, old) = (s.vram(4096), s.vram(4096));
+    let c0 = 100u32;
+    atomic_u32(counter.va).store(c0, Ordering::Release);
+    bytes(&old).fill(0xFF);
+    let add_args = vector_add.kernarg(&s, &[lhs.va, rhs.va, sum.va], n, group);
+    let count_args = atomic_counter.kernarg(&s, &[counter.va, old.va], n, group);
+    let done = s.gtt(4096);
+    let mut q = Pm4Queue::create(&s, 4096);
+
+    let mut stream = gfx11_exec(
+        &vector_add,
+        add_args.va,
+        n / group,
+        group,
+        INITIATOR | CS_W32_EN,
+    );
+    stream.extend(gfx11_exec(
+        &atomic_counter,
+        count_args.va,
+        n / group,
+        group,
+        INITIATOR | CS_W32_EN,
+    ));
+    stream.extend(write_data(done.va, &[1]));
+    q.submit(&stream);
+    wait_for("the wave32 launches", || {
+        atomic_u32(done.va).load(Ordering::Acquire) == 1
+    });
+    q.drain();
+    for i in 0..n as usize {
+        assert_eq!(i32_at(&sum, i), 5 * i as i32 + 1 - 2 * i as i32, "sum[{i}]");
+    }
+    assert_eq!(atomic_u32(counter.va).load(Ordering::Acquire), c0 + n);
+    let mut tickets: Vec<u32> = (0..n as usize).map(|i| i32_at(&old, i) as u32).collect();
+    tickets.sort_unstable();
+    assert_eq!(tickets, (c0..c0 + n).collect::<Vec<_>>());
+
+    // The same code as wave64.
+    atomic_u32(counter.va).store(c0, Ordering::Release);
+    bytes(&old).fill(0xFF);
+    let mut stream = gfx11_exec(&atomic_counter, count_args.va, n / group, group, INITIATOR);
+    stream.extend(write_data(done.va, &[2]));
+    q.submit(&stream);
+    wait_for("the wave64 launch", || {
+        atomic_u32(done.va).load(Ordering::Acquire) == 2
+    });
+    q.drain();
+    assert_eq!(atomic_u32(counter.va).load(Ordering::Acquire), c0 + n / 2);
+    let mut tickets = Vec::new();
+    for wave in 0..(n / 64) as usize {
+        let first = i32_at(&old, 64 * wave) as u32;
+        for lane in 0..64 {
+            let got = i32_at(&old, 64 * wave + lane) as u32;
+            if lane < 32 {
+                assert_eq!(got, first + lane as u32, "wave {wave} lane {lane}");
+            } else {
+                assert_eq!(got, u32::MAX, "wave {wave} lane {lane} stored");
+            }
+        }
+        tickets.push(first);
+    }
+    tickets.sort_unstable();
+    assert_eq!(
+        tickets,
+        (0..n / 64).map(|w| c0 + 32 * w).collect::<Vec<_>>()
+    );
 }
 
 #[test]

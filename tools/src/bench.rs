@@ -14,6 +14,7 @@ mod host;
 mod loaded;
 mod report;
 mod rocr;
+mod shader_gfx11;
 mod watch;
 
 use std::time::{Duration, Instant};
@@ -443,6 +444,10 @@ fn own_paths(iterations: usize) -> Result<Vec<Figure>, Error> {
         });
     }
     drop((queue, big, profiled, executable, buffers, valu, out));
+    if device.is_simulated() {
+        // The GFX11 core beside the GFX9 one, on a simulated RX 7900 XTX of its own.
+        figures.push(shader_gfx11::valu_throughput((iterations / 10).max(3))?);
+    }
 
     progress("device open → close");
     drop(device);

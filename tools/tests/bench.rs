@@ -41,7 +41,7 @@ fn bench_with(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 /// Every path issue 12's figure table (and issue 26's copy paths) asks `aqueduct bench` for,
 /// by id.
-const PATHS: [&str; 27] = [
+const PATHS: [&str; 28] = [
     "dispatch_spin",
     "dispatch_event_wait",
     "packets_batched",
@@ -67,6 +67,7 @@ const PATHS: [&str; 27] = [
     "load_large",
     "vector_add_gpu_time",
     "valu_lane_ops",
+    "valu_lane_ops_gfx11",
     "open_close",
     "signal_store_load",
 ];
@@ -134,11 +135,13 @@ fn markdown_has_the_machine_and_one_row_per_path() {
 }
 
 /// `aqueduct bench` counts `VALU_PER_ITERATION` (9) lane operations per loop iteration of
-/// `valu_loop`: the committed llvm-objdump listings of the `.co5` builds it embeds must show
-/// exactly that many VALU instructions between the loop's head and its backward branch.
+/// `valu_loop`, and `VALU_PER_ITERATION_GFX11` (9) for the GFX11 core's figure: the committed
+/// llvm-objdump listings of the `.co5` builds it embeds must show exactly that many VALU
+/// operations between the loop's head and its backward branch (on gfx1100 a VOPD dual issue,
+/// `v_dual_a :: v_dual_b`, is two operations in one instruction).
 #[test]
 fn valu_loop_body_has_the_counted_valu_instructions() {
-    for target in ["gfx90a", "gfx942"] {
+    for target in ["gfx90a", "gfx942", "gfx1100"] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join(format!("../tests/kernels/bin/{target}/valu_loop.co5.dis"));
         let listing = std::fs::read_to_string(&path).unwrap();
@@ -165,13 +168,28 @@ fn valu_loop_body_has_the_counted_valu_instructions() {
                 (l.trim_start().starts_with("s_cbranch") && head < at).then_some((at, head))
             })
             .expect("a backward branch");
-        let valu = lines
+        let body: Vec<&str> = lines
             .iter()
             .filter(|l| l.trim_start().starts_with("v_"))
-            .filter_map(|l| address(l))
-            .filter(|&at| (head..branch).contains(&at))
+            .filter(|l| address(l).is_some_and(|at| (head..branch).contains(&at)))
+            .copied()
+            .collect();
+        let dual = body
+            .iter()
+            .filter(|l| l.trim_start().starts_with("v_dual_"))
             .count();
-        assert_eq!(valu, 9, "{target}: VALU instructions in the loop body");
+        assert!(
+            dual == 0 || target == "gfx1100",
+            "{target}: VOPD exists on GFX11 only"
+        );
+        assert_eq!(
+            body.len() + dual,
+            9,
+            "{target}: VALU operations in the loop body: {body:#?}"
+        );
+        if target == "gfx1100" {
+            assert_eq!(dual, 1, "the count above assumes one VOPD: {body:#?}");
+        }
     }
 }
 

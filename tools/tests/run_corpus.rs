@@ -6,15 +6,28 @@
 //!
 //! What the command line cannot express is listed with its reason in
 //! `run_corpus_support/inexpressible.rs` (`INEXPRESSIBLE`, `NOT_IN_THE_SHARED_CHECKS`); the
-//! kernels without a shared check that it can express are checked at the end of this file.
+//! kernels without a shared check that it can express are checked in
+//! `run_corpus_support/command_line.rs` (and the V4-only `implicit_args_v4` at the end of this
+//! file). `run_corpus_rdna3.rs` runs the same on the gfx1100 builds.
 
 #[path = "run_corpus_support/mod.rs"]
 mod shader_support;
+
+/// The GFX9 targets (`run_corpus_rdna3.rs` runs the gfx1100 builds).
+pub(crate) const TARGETS: &[shader_support::Target] = &[
+    shader_support::Target::Gfx90a,
+    shader_support::Target::Gfx942,
+];
+
+/// None: every check passes on both GFX9 targets.
+pub(crate) const KNOWN_GAPS: &[(&str, &str)] = &[];
 
 #[path = "../../tests/kernels/checks/atomics.rs"]
 mod atomics;
 #[path = "../../tests/kernels/checks/basic.rs"]
 mod basic;
+#[path = "run_corpus_support/command_line.rs"]
+mod command_line;
 #[path = "../../tests/kernels/checks/float.rs"]
 mod float;
 #[path = "../../tests/kernels/checks/lds.rs"]
@@ -23,8 +36,7 @@ mod lds;
 mod private;
 
 use shader_support::{
-    Arg, Gpu, INEXPRESSIBLE, NOT_IN_THE_SHARED_CHECKS, SKIPPED_CHECKS, Target, for_each_build,
-    for_each_built, kernels_bin,
+    Arg, Gpu, INEXPRESSIBLE, NOT_IN_THE_SHARED_CHECKS, SKIPPED_CHECKS, Target, kernels_bin,
 };
 
 /// The lists of skipped kernels name real corpus kernels (a renamed kernel must not stay
@@ -32,7 +44,7 @@ use shader_support::{
 #[test]
 fn every_skipped_kernel_exists_and_has_a_reason() {
     for (kernel, reason) in INEXPRESSIBLE.iter().chain(NOT_IN_THE_SHARED_CHECKS) {
-        for target in ["gfx90a", "gfx942"] {
+        for target in ["gfx90a", "gfx942", "gfx1100"] {
             let path = kernels_bin().join(target).join(format!("{kernel}.co5"));
             assert!(path.exists(), "{}: listed but not built", path.display());
         }
@@ -66,36 +78,6 @@ fn every_skipped_check_exists_and_reaches_an_inexpressible_kernel() {
     }
 }
 
-/// `implicit_args` derives the launch geometry from the V5/V6 hidden block the binary filled
-/// (the reference of its source: grid 200, work-group 64).
-#[test]
-fn implicit_args_derives_the_geometry_the_command_line_asked_for() {
-    for_each_build(|gpu, v| {
-        let co = gpu.load(&format!("implicit_args.{v}"));
-        let (dump, derived) = (gpu.buffer(64 * 4), gpu.buffer(4 * 4 * 4));
-        gpu.run(
-            &co,
-            "implicit_args",
-            [200, 1, 1],
-            [64, 1, 1],
-            &[Arg::Ptr(dump.va), Arg::Ptr(derived.va)],
-        );
-        let want: Vec<u32> = [64, 64, 64, 8]
-            .iter()
-            .flat_map(|&size| [4, 200, size, 1])
-            .collect();
-        assert_eq!(derived.u32s(), want, "{} {v}", gpu.dir());
-        // Block count x, group size x and remainder x as the kernel saw them.
-        let h = dump.u32s();
-        assert_eq!(
-            [h[0], h[3] & 0xffff, h[4] >> 16],
-            [3, 64, 8],
-            "{} {v}",
-            gpu.dir()
-        );
-    });
-}
-
 /// `implicit_args_v4` (gfx90a, code object V4 only): the V4 hidden block the binary filled
 /// reads as zero (the command line sets no global offset) and the local sizes come from the
 /// packet, partial groups included.
@@ -126,29 +108,4 @@ fn implicit_args_v4_reads_a_zero_block_and_packet_sizes() {
             }
         }
     }
-}
-
-/// `dispatch_ptr` copies the packet it was dispatched with and numbers a 3-D grid from the
-/// packet's sizes.
-#[test]
-fn dispatch_ptr_sees_the_packet_of_the_command_line_geometry() {
-    for_each_built("dispatch_ptr", |gpu, v| {
-        let co = gpu.load(&format!("dispatch_ptr.{v}"));
-        let (grid, wg) = ([64u32, 4, 2], [16u32, 2, 1]);
-        let n = (grid[0] * grid[1] * grid[2]) as usize;
-        let (pkt, ids) = (gpu.buffer(16 * 4), gpu.buffer(n * 4));
-        gpu.run(
-            &co,
-            "dispatch_ptr",
-            grid,
-            wg,
-            &[Arg::Ptr(pkt.va), Arg::Ptr(ids.va)],
-        );
-        let p = pkt.u32s();
-        let what = format!("{} {v}", gpu.dir());
-        assert_eq!(p[0] >> 16, 3, "{what}: setup = 3 dimensions");
-        assert_eq!([p[1], p[2] & 0xffff], [16 | 2 << 16, 1], "{what}");
-        assert_eq!(p[3..6], grid, "{what}");
-        assert_eq!(ids.u32s(), (0..n as u32).collect::<Vec<_>>(), "{what}");
-    });
 }

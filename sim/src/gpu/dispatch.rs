@@ -63,11 +63,15 @@ pub struct RegisterDispatch {
     pub workgroup: [u32; 3],
     /// Grid size in work-items.
     pub grid: [u32; 3],
-    /// `COMPUTE_TMPRING_SIZE` (WAVES 11:0, WAVESIZE 24:12 in 1 KiB units on GFX9).
+    /// `COMPUTE_TMPRING_SIZE` (WAVES 11:0; WAVESIZE 24:12 in 1 KiB units on GFX9, 26:12 in
+    /// 256-byte units on GFX11).
     pub tmpring_size: u32,
     /// `COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI` shifted left by 8: the scratch base of
-    /// architected flat scratch (gfx942).
+    /// architected flat scratch (gfx942, GFX11).
     pub scratch_base: u64,
+    /// `COMPUTE_DISPATCH_INITIATOR.CS_W32_EN` (GFX10+): the waves run in wave32. Always
+    /// false on GFX9, which has no such bit.
+    pub wave32: bool,
     /// The ISA being executed.
     pub target: GfxTarget,
     /// LDS bytes available to one workgroup.

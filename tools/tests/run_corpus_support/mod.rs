@@ -4,7 +4,7 @@
 //! runs kernels), but buffers live on the host, at made-up distinct addresses that stand for
 //! them in `Arg::Ptr`, and every run writes each buffer argument to a file, calls
 //! `aqueduct run FILE KERNEL --grid .. --block .. --arg buf=PATH .. --out N=PATH .. --json` on
-//! the simulator (`AQUEDUCT_SIM_MACHINE` mi210 for gfx90a, mi300x for gfx942) and reads every
+//! the simulator (`AQUEDUCT_SIM_MACHINE` mi210 for gfx90a, mi300x for gfx942, rx7900xtx for gfx1100) and reads every
 //! buffer back from its `--out` file.
 //!
 //! Checks the command line cannot express are listed, with the reason, in
@@ -20,6 +20,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::rc::Rc;
 
+#[allow(
+    unused_imports,
+    reason = "run_corpus.rs checks the lists; run_corpus_rdna3.rs does not"
+)]
 pub use inexpressible::{INEXPRESSIBLE, NOT_IN_THE_SHARED_CHECKS, SKIPPED_CHECKS};
 pub use test_support::corpus::{Arg, Opts};
 /// Deterministic test inputs, the same as the other suites'.
@@ -33,10 +37,48 @@ const RUN_TIMEOUT_SECONDS: &str = "120";
 pub enum Target {
     Gfx90a,
     Gfx942,
+    /// The Radeon RX 7900 XTX preset: wave32 builds on the GFX11 shader core.
+    Gfx1100,
 }
 
-/// Both simulated targets.
-pub const TARGETS: [Target; 2] = [Target::Gfx90a, Target::Gfx942];
+/// The targets the including suite runs (`run_corpus.rs`: gfx90a and gfx942;
+/// `run_corpus_rdna3.rs`: gfx1100).
+pub(crate) use crate::TARGETS;
+
+thread_local! {
+    /// Code objects loaded by the running check (for the known-gaps accounting).
+    static LOADED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Run one pass of a check holding the suite's known gaps (`crate::KNOWN_GAPS`: a kernel, or
+/// one code object such as `f32_ops.co6`, and why) to account, as `tests/corpus_support`
+/// does: a pass that fails on a code object of a listed kernel is expected to, and one that
+/// passes on it fails the test, so the list cannot go stale.
+fn with_known_gaps(build: &str, pass: impl FnOnce()) {
+    LOADED.with_borrow_mut(Vec::clear);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(pass));
+    let loaded = LOADED.with_borrow_mut(std::mem::take);
+    let gap = loaded.iter().find_map(|file| {
+        let kernel = file.split('.').next().unwrap_or(file);
+        crate::KNOWN_GAPS
+            .iter()
+            .find(|(k, _)| *k == kernel || *k == file)
+    });
+    match (result, gap) {
+        (Ok(()), Some((kernel, why))) => panic!(
+            "{build}: {kernel} is listed as a known gap ({why}) but its check passes: \
+             remove it from KNOWN_GAPS"
+        ),
+        (Err(panic), None) => std::panic::resume_unwind(panic),
+        (Err(_), Some((kernel, why))) => {
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("known gap: {build}: {kernel}: {why}\n").as_bytes(),
+            );
+        }
+        (Ok(()), None) => {}
+    }
+}
 
 /// The first made-up device address; buffers follow at distinct, page-aligned addresses with
 /// a gap between them, so a pointer into one is never the start of another.
@@ -164,6 +206,7 @@ impl Gpu {
         match self.target {
             Target::Gfx90a => "gfx90a",
             Target::Gfx942 => "gfx942",
+            Target::Gfx1100 => "gfx1100",
         }
     }
 
@@ -172,6 +215,7 @@ impl Gpu {
         match self.target {
             Target::Gfx90a => "mi210",
             Target::Gfx942 => "mi300x",
+            Target::Gfx1100 => "rx7900xtx",
         }
     }
 
@@ -196,6 +240,7 @@ impl Gpu {
 
     /// `bin/<target>/<file>`, which every run hands to the binary.
     pub fn load(&self, file: &str) -> Loaded {
+        LOADED.with_borrow_mut(|loaded| loaded.push(file.to_owned()));
         let path = kernels_bin().join(self.dir()).join(file);
         assert!(path.exists(), "{}: no such code object", path.display());
         let kernel = file.split('.').next().unwrap_or(file).to_owned();
@@ -376,19 +421,25 @@ impl test_support::corpus::SuiteGpu for Gpu {
     }
 }
 
-/// Run `f` for every (target, code object version) pair, unless the check is inexpressible.
+/// Run `f` for every (target, code object version) pair, unless the check is inexpressible
+/// (or a known gap of the suite).
 pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
-    test_support::corpus::for_each_build(&TARGETS, |gpu: &Gpu, v| {
-        inexpressible::run_unless_inexpressible(&format!("{} {v}", gpu.dir()), || f(gpu, v));
+    test_support::corpus::for_each_build(TARGETS, |gpu: &Gpu, v| {
+        let context = format!("{} {v}", gpu.dir());
+        with_known_gaps(&context, || {
+            inexpressible::run_unless_inexpressible(&context, || f(gpu, v));
+        });
     });
 }
 
 /// Run `f` for every (target, code object version) pair `kernel` is built for: V5 and V6
-/// always, V4 where it is built (gfx90a, some kernels); unless the check is inexpressible.
+/// always, V4 where it is built (gfx90a, some kernels); unless the check is inexpressible (or
+/// a known gap of the suite).
 pub fn for_each_built(kernel: &str, mut f: impl FnMut(&Gpu, &str)) {
-    test_support::corpus::for_each_built(&kernels_bin(), &TARGETS, kernel, |gpu: &Gpu, v| {
-        inexpressible::run_unless_inexpressible(&format!("{} {v} {kernel}", gpu.dir()), || {
-            f(gpu, v);
+    test_support::corpus::for_each_built(&kernels_bin(), TARGETS, kernel, |gpu: &Gpu, v| {
+        let context = format!("{} {v} {kernel}", gpu.dir());
+        with_known_gaps(&context, || {
+            inexpressible::run_unless_inexpressible(&context, || f(gpu, v));
         });
     });
 }

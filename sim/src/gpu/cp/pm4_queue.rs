@@ -90,7 +90,7 @@ impl Pm4Processor {
             watchers,
             memory: DeviceMemory::new(spec.vm),
             read: 0,
-            registers: ComputeRegisters::default(),
+            registers: ComputeRegisters::new(spec.target),
             dead: false,
         }
     }
@@ -205,12 +205,9 @@ impl Pm4Processor {
 
     /// `DISPATCH_DIRECT`: launch the grid the registers describe and wait for it.
     fn dispatch(&mut self, dimensions: [u32; 3], initiator: u32) -> Result<(), Abandon> {
-        let Some(request) = self.registers.dispatch(
-            dimensions,
-            initiator,
-            self.target,
-            self.lds_bytes_per_workgroup,
-        )?
+        let Some(request) =
+            self.registers
+                .dispatch(dimensions, initiator, self.lds_bytes_per_workgroup)?
         else {
             return Ok(());
         };

@@ -259,6 +259,20 @@ impl ShaderCore for Gfx11ShaderCore {
         }
         self.0.run(request, vm, interrupts, abort)
     }
+
+    fn dispatch_registers(
+        &self,
+        request: &RegisterDispatch,
+        vm: &dyn GpuVm,
+        interrupts: &dyn InterruptSink,
+        abort: &AtomicBool,
+    ) -> Result<DispatchStats, DispatchError> {
+        if request.target != GfxTarget::Gfx1100 {
+            return Err(foreign_code(request.entry, request.target, "GFX11"));
+        }
+        self.0
+            .run_launch(Launch::from_registers(request)?, vm, interrupts, abort)
+    }
 }
 
 impl Interpreter {

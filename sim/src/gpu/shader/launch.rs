@@ -82,8 +82,19 @@ fn mode_from_rsrc1(rsrc1_v: u32) -> u32 {
 
 /// Bytes of LDS per unit of COMPUTE_PGM_RSRC2.LDS_SIZE on GFX9 (128 dwords).
 const LDS_GRANULE_BYTES: u32 = 512;
-/// Bytes per unit of COMPUTE_TMPRING_SIZE.WAVESIZE on GFX9 (256 dwords per wave).
-const TMPRING_WAVESIZE_BYTES: u64 = 1024;
+/// COMPUTE_TMPRING_SIZE.WAVESIZE of `target`: its bytes per unit and its mask after the shift
+/// of 12 (COMPUTE_TMPRING_SIZE__WAVESIZE__SHIFT). GFX9: 1 KiB units in 13 bits (bits 24:12);
+/// GFX11: 256-byte units in 15 bits (bits 26:12, gc_11_0_0_sh_mask.h's WAVESIZE_MASK
+/// 0x07FFF000 as `src/queue/scratch.rs` has it; the header itself was not re-read here). The
+/// 256-byte unit is ROCr's and tinygrad's `mem_alignment_size` from GFX11, and LLVM's
+/// SPI_TMPRING_SIZE for gfx1100 aligns a wave's scratch to 256 bytes likewise.
+fn tmpring_wavesize(target: GfxTarget) -> (u64, u32) {
+    if target.is_gfx9() {
+        (1024, 0x1FFF)
+    } else {
+        (256, 0x7FFF)
+    }
+}
 
 /// Workgroups per dimension and the checks both launch paths make on the shape.
 fn shape(workgroup: [u32; 3], grid: [u32; 3]) -> Result<([u32; 3], u64), DispatchError> {
@@ -222,12 +233,22 @@ impl Launch {
 
     /// The launch state of a register-programmed dispatch (PM4 `DISPATCH_DIRECT`): the CP
     /// reads no kernel descriptor, so the user SGPRs are `COMPUTE_USER_DATA_*` as written (as
-    /// many as RSRC2.USER_SGPR says), LDS is RSRC2.LDS_SIZE, and each wave's scratch slot comes
-    /// from COMPUTE_TMPRING_SIZE (WAVES slots of WAVESIZE KiB) at the base of
-    /// COMPUTE_DISPATCH_SCRATCH_BASE (architected flat scratch; on gfx90a the kernel finds its
-    /// scratch through the buffer descriptor and flat-scratch values in its user SGPRs, and
-    /// only the wave offset comes from here).
+    /// many as RSRC2.USER_SGPR says), LDS is RSRC2.LDS_SIZE, the wave size is the
+    /// initiator's CS_W32_EN (GFX11; GFX9 is wave64), and each wave's scratch slot comes from
+    /// COMPUTE_TMPRING_SIZE (WAVES slots of WAVESIZE units: 1 KiB on GFX9, 256 bytes on GFX11)
+    /// at the base of COMPUTE_DISPATCH_SCRATCH_BASE (architected flat scratch, gfx942 and
+    /// GFX11; on gfx90a the kernel finds its scratch through the buffer descriptor and
+    /// flat-scratch values in its user SGPRs, and only the wave offset comes from here).
+    ///
+    /// On GFX11, WAVES counts waves per shader engine (tinygrad divides its wave count by the
+    /// engines; ROCr likewise): the model takes WAVES as the number of slots of the whole
+    /// dispatch, which never reaches past the memory such a ring describes, and at most
+    /// throttles concurrency more than the hardware would.
     pub fn from_registers(request: &RegisterDispatch) -> Result<Self, DispatchError> {
+        if request.wave32 && request.target.wave64_only() {
+            return Err(invalid("a wave32 dispatch on a wave64-only target"));
+        }
+        let lanes = if request.wave32 { 32 } else { LANES as u32 };
         let (groups, wg_items) = shape(request.workgroup, request.grid)?;
         let lds_bytes = rsrc2::GRANULATED_LDS_SIZE.get(request.rsrc2) * LDS_GRANULE_BYTES;
         if lds_bytes > request.lds_bytes_per_workgroup {
@@ -241,14 +262,15 @@ impl Launch {
             return Err(invalid(format!("{user_sgpr_count} user SGPRs (max 16)")));
         }
         let tmpring = request.tmpring_size;
-        let scratch_wave_bytes = u64::from((tmpring >> 12) & 0x1FFF) * TMPRING_WAVESIZE_BYTES;
+        let (unit, mask) = tmpring_wavesize(request.target);
+        let scratch_wave_bytes = u64::from((tmpring >> 12) & mask) * unit;
         Ok(Self {
             target: request.target,
             entry: request.entry,
             workgroup: request.workgroup,
             grid: request.grid,
             groups,
-            waves_per_group: (wg_items as u32).div_ceil(LANES as u32),
+            waves_per_group: (wg_items as u32).div_ceil(lanes),
             lds_bytes,
             user_sgprs: request.user_data[..user_sgpr_count].to_vec(),
             system_sgpr_base: user_sgpr_count,
@@ -258,10 +280,11 @@ impl Launch {
             scratch_base: request.scratch_base,
             scratch_wave_bytes,
             scratch_slots: u64::from(tmpring & 0xFFF),
-            architected_flat_scratch: request.target == GfxTarget::Gfx942,
-            // Register dispatches run on the GFX9 core only (wave64): GFX10+'s
-            // DISPATCH_INITIATOR.CS_W32_EN and GFX11's TMPRING units are not modelled yet.
-            wave32: false,
+            architected_flat_scratch: matches!(
+                request.target,
+                GfxTarget::Gfx942 | GfxTarget::Gfx1100
+            ),
+            wave32: request.wave32,
         })
     }
 
