@@ -27,18 +27,6 @@ pub(crate) const KNOWN_GAPS: &[(&str, &str)] = &[
         "preload",
         "no gfx1100 build: kernarg preloading is a gfx90a/gfx942 feature",
     ),
-    (
-        "divergence.co6",
-        "clang-22 emits v_and_b16, a 16-bit VALU op the GFX9 interpreter has no twin for",
-    ),
-    (
-        "f32_ops.co6",
-        "clang-22 emits v_mov_b16 (16-bit VALU, no GFX9 twin)",
-    ),
-    (
-        "stack_string.co6",
-        "clang-22 emits v_mov_b16 (16-bit VALU, no GFX9 twin)",
-    ),
 ];
 
 #[path = "kernels/checks/atomics.rs"]

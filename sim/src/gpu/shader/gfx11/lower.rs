@@ -26,6 +26,7 @@ use std::sync::OnceLock;
 use crate::gpu::shader::decode::{DecodeError, ds_has_two_offsets};
 use crate::gpu::shader::gfx11::decode::decode;
 use crate::gpu::shader::gfx11::isa::{self as g11, Dpp, Encoding as E11, RowFlags};
+use crate::gpu::shader::gfx11::true16;
 use crate::gpu::shader::isa::{CachePolicy, Encoding, Extra, Family, Inst, Mem, Op, Operand, Ty};
 use crate::gpu::shader::wave::{M0, NULL_SINK, VCC};
 
@@ -71,7 +72,9 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
     if let Some(lowered) = composite(g) {
         return Ok(lowered);
     }
-    let op = gfx9_op(g.op.name()).ok_or(DecodeError::NotSimulated(g.op.name()))?;
+    let op = gfx9_op(g.op.name())
+        .or_else(|| true16::twin(g.op.name()))
+        .ok_or(DecodeError::NotSimulated(g.op.name()))?;
     let sig = op.info().sig;
     let enc = match g.enc {
         E11::Sop1 => Encoding::Sop1,
@@ -97,14 +100,6 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
     inst.sdst = dst(g.sdst);
     inst.src = g.src.map(src);
     inst.mods = g.mods;
-    if g.row.flags.has(RowFlags::TRUE16)
-        && [g.dst, g.src[0], g.src[1], g.src[2]]
-            .iter()
-            .any(|o| matches!(o, Operand::Vgpr(r) if *r >= 128))
-    {
-        // A true16 register half (`v1.h`): not mapped to op_sel yet.
-        return Err(DecodeError::NotSimulated(g.op.name()));
-    }
     match g.enc {
         E11::Sopk => {
             inst.extra = Extra::Imm(g.imm);
@@ -123,10 +118,8 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         E11::Flat | E11::Mubuf => vmem(g, &mut inst),
         _ => {}
     }
-    Ok(Lowered {
-        first: inst,
-        more: Vec::new(),
-    })
+    // 16-bit operands name register halves and keep the other half (see `true16`).
+    true16::halves(g, inst)
 }
 
 /// The `s_nop`/`s_waitcnt` an instruction without architectural effect here becomes.

@@ -7,7 +7,8 @@
 //! - [`disasm`]: instructions to text as `llvm-objdump-19 -d --mcpu=gfx1100` prints them (the
 //!   decoder's oracle check);
 //! - [`lower`]: instructions to the GFX9 ones of the same semantics, which the shared
-//!   interpreter executes.
+//!   interpreter executes;
+//! - `true16`: 16-bit operands as register halves, and results that keep the other half.
 //!
 //! `opcode.rs` and `tables.rs` are generated from LLVM by `tablegen/regenerate.sh`.
 
@@ -17,3 +18,4 @@ pub mod isa;
 pub mod lower;
 #[rustfmt::skip] // generated: one row a line
 mod tables;
+mod true16;
