@@ -37,8 +37,9 @@ GENERIC_KERNELS="empty vector_add saxpy reduce_lds global_ptr multi_kernel"
 V4_KERNELS="empty vector_add saxpy reduce_lds global_ptr dispatch_ptr multi_kernel bss"
 # Assembly kernels and where they are built.
 ASM_KERNELS="tiny illegal_insn"
-# Wave64 builds of a wave32-default target (clang -mwavefrontsize64): every .cl kernel
-# built for it, V5 and V6, named <name>.w64.co<V> beside the wave32 <name>.co<V>.
+# Wave64 builds of a wave32-default target (clang -mwavefrontsize64, llvm-mc
+# -mattr=+wavefrontsize64): every kernel built for it, V5 and V6, named <name>.w64.co<V>
+# beside the wave32 <name>.co<V>.
 WAVE64_TARGETS="gfx1100"
 # Kernels with their own target list (see kernel_targets).
 PRELOAD_V5_TARGETS="gfx90a gfx942"
@@ -80,8 +81,8 @@ wave_size() {
 
 # ------------------------------------------------------------ one job ----
 # build.sh --job <out_root> <work_root> <kind> <name> <target> <version>
-#   kind: cl | cl-w64 (wave64 on a wave32-default target) | asm
-# Writes <out_root>/<target>/<name>.co<version> (cl-w64: <name>.w64.co<version>) and a
+#   kind: cl | asm, or cl-w64 | asm-w64 (wave64 on a wave32-default target)
+# Writes <out_root>/<target>/<name>.co<version> (-w64: <name>.w64.co<version>) and a
 # one-line manifest fragment <work_root>/meta/<target>__<name>.co<version>.
 run_job() {
     local out_root=$1 work=$2 kind=$3 name=$4 target=$5 ver=$6
@@ -91,8 +92,8 @@ run_job() {
     else
         cc=clang-19 ld=ld.lld-19 mc=llvm-mc-19
     fi
-    if [[ $kind == cl-w64 ]]; then
-        kind=cl wave=-mwavefrontsize64
+    if [[ $kind == *-w64 ]]; then
+        kind=${kind%-w64} wave=-mwavefrontsize64
     fi
     local rel="$target/$name${wave:+.w64}.co$ver"
     local out="$out_root/$rel"
@@ -121,17 +122,18 @@ run_job() {
         fi
         desc="$cc <cl> -mcpu=$target -mcode-object-version=$ver${extra:+ $extra}$werror -c src/$name.cl; $ld -shared"
     else
-        local pre="$work/obj/$target/$name.co$ver.s"
+        local pre="$work/obj/$rel.s"
         sed -e "s/@TARGET@/$target/g" -e "s/@CO_VERSION@/$ver/g" \
             -e "s/@MD_MINOR@/$([[ $ver == 4 ]] && echo 1 || echo 2)/g" \
-            -e "s/@WAVE@/$(wave_size "$target")/g" \
+            -e "s/@WAVE@/$([[ -n $wave ]] && echo 64 || wave_size "$target")/g" \
             -e "s|@ACCUM@|$(accum_prefix "$target")|g" "src/$name.s" >"$pre"
         # llvm-mc defaults the kernel descriptor to wave64 even on gfx11/12;
         # ask for wave32 there so the KD matches the metadata (and clang).
         local mattr=""
         [[ $(wave_size "$target") == 32 ]] && mattr="-mattr=+wavefrontsize32"
+        [[ -n $wave ]] && mattr="-mattr=+wavefrontsize64"
         "$mc" -triple=amdgcn-amd-amdhsa -mcpu="$target" $mattr -filetype=obj "$pre" -o "$obj"
-        desc="sed (@TARGET@=$target @CO_VERSION@=$ver) src/$name.s | $mc -triple=amdgcn-amd-amdhsa -mcpu=$target${mattr:+ $mattr} -filetype=obj; $ld -shared"
+        desc="sed (@TARGET@=$target @CO_VERSION@=$ver${wave:+ @WAVE@=64}) src/$name.s | $mc -triple=amdgcn-amd-amdhsa -mcpu=$target${mattr:+ $mattr} -filetype=obj; $ld -shared"
     fi
     "$ld" -shared "$obj" -o "$out"
     printf '%s\t%s\n' "$rel" "$desc" >"$work/meta/${rel//\//__}"
@@ -207,6 +209,9 @@ kernel_targets_w64() {
     for k in $ASM_KERNELS; do
         for t in $CORE_TARGETS $EXTRA_V5_TARGETS; do echo "$OUT $WORK asm $k $t 5"; done
         for t in $CORE_TARGETS $EXTRA_V6_TARGETS; do echo "$OUT $WORK asm $k $t 6"; done
+        for t in $WAVE64_TARGETS; do
+            for v in 5 6; do echo "$OUT $WORK asm-w64 $k $t $v"; done
+        done
     done
 } >"$WORK/jobs"
 
