@@ -1,6 +1,7 @@
 //! Every kernel of the test corpus (`tests/kernels`) that takes only buffers and scalars, run
 //! by the `aqueduct` binary as a user would (`aqueduct run ... --arg buf=PATH ... --out N=PATH
-//! --json` on simulated gfx90a and gfx942, code objects V4 where built, V5 and V6), with the
+//! --json` on simulated gfx90a, gfx942 and gfx1100 (its wave32 and its wave64 builds), code
+//! objects V4 where built, V5 and V6), with the
 //! outputs compared against the CPU references of `tests/kernels/checks/` that the safe-API
 //! and shader-core suites run too.
 //!
