@@ -78,7 +78,7 @@ fn f16_of(n: u32) -> u32 {
     if n == 0 {
         return 0;
     }
-    let e = 31 - n.leading_zeros();
+    let e = n.ilog2();
     ((e + 15) << 10) | ((n << (10 - e)) & 0x3ff)
 }
 
