@@ -199,7 +199,10 @@ impl Gpu {
 
     /// The code-object suffixes built for every corpus kernel (the same on both GFX9 targets;
     /// the checks ask each suite's `Gpu`, whose targets may differ).
-    #[allow(clippy::unused_self, reason = "the checks call it on every suite's Gpu")]
+    #[allow(
+        clippy::unused_self,
+        reason = "the checks call it on every suite's Gpu"
+    )]
     pub fn versions(&self) -> &'static [&'static str] {
         &test_support::corpus::VERSIONS
     }

@@ -119,7 +119,8 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         _ => {}
     }
     // 16-bit operands name register halves and keep the other half (see `true16`).
-    true16::halves(g, inst)
+    let (first, more) = true16::halves(g, inst)?;
+    Ok(Lowered { first, more })
 }
 
 /// The `s_nop`/`s_waitcnt` an instruction without architectural effect here becomes.

@@ -26,7 +26,6 @@
 
 use crate::gpu::shader::decode::DecodeError;
 use crate::gpu::shader::gfx11::isa::{self as g11, Encoding as E11};
-use crate::gpu::shader::gfx11::lower::Lowered;
 use crate::gpu::shader::isa::{Encoding, Extra, Inst, Op, Operand, Ty};
 
 /// Rows of the unified vector file no GFX11 instruction names (GFX9's AGPRs; GFX11 has none)
@@ -90,9 +89,10 @@ fn literal(value: u32) -> Operand {
 }
 
 /// `inst` (the GFX9 instruction lowered from `g`) with GFX11's 16-bit operand halves and
-/// destination rule applied: the instruction alone when it has no 16-bit operand, else the
-/// steps described in the module documentation.
-pub(super) fn halves(g: &g11::Inst, mut inst: Inst) -> Result<Lowered, DecodeError> {
+/// destination rule applied, as the first instruction to run and those that follow it at the
+/// same PC: the instruction alone when it has no 16-bit operand, else the steps described in
+/// the module documentation.
+pub(super) fn halves(g: &g11::Inst, mut inst: Inst) -> Result<(Inst, Vec<Inst>), DecodeError> {
     let name = g.op.name();
     if !matches!(g.enc, E11::Vop1 | E11::Vop2 | E11::Vopc | E11::Vop3) {
         return Ok(single(inst));
@@ -161,10 +161,7 @@ pub(super) fn halves(g: &g11::Inst, mut inst: Inst) -> Result<Lowered, DecodeErr
     steps.extend(merge);
     let mut steps = steps.into_iter();
     let first = steps.next().ok_or(DecodeError::NotSimulated(name))?;
-    Ok(Lowered {
-        first,
-        more: steps.collect(),
-    })
+    Ok((first, steps.collect()))
 }
 
 /// The operand changes of the twins that are not the same operation on other widths:
@@ -219,9 +216,44 @@ fn reshape(
     Ok(())
 }
 
-fn single(inst: Inst) -> Lowered {
-    Lowered {
-        first: inst,
-        more: Vec::new(),
+fn single(inst: Inst) -> (Inst, Vec<Inst>) {
+    (inst, Vec::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::shader::gfx11::lower::gfx9_op;
+
+    #[test]
+    fn every_twin_is_a_gfx11_opcode_without_a_same_named_gfx9_one() {
+        for (name, _) in TWINS {
+            assert!(
+                g11::Op::ALL.iter().any(|op| op.name() == *name),
+                "{name} is not a GFX11 mnemonic"
+            );
+            assert_eq!(
+                gfx9_op(name),
+                None,
+                "{name} has a GFX9 twin of its own name"
+            );
+        }
+    }
+
+    #[test]
+    fn an_e32_field_with_bit_7_names_the_high_half() {
+        assert_eq!(
+            half_of(Operand::Vgpr(135), true, false),
+            (Operand::Vgpr(7), true)
+        );
+        assert_eq!(
+            half_of(Operand::Vgpr(7), true, false),
+            (Operand::Vgpr(7), false)
+        );
+        // VOP3 reaches every VGPR; op_sel picks the half.
+        assert_eq!(
+            half_of(Operand::Vgpr(135), false, true),
+            (Operand::Vgpr(135), true)
+        );
     }
 }
