@@ -12,8 +12,8 @@ mod shader_support;
 use amdgpu_sim::target::GfxTarget;
 use shader_support::Gpu;
 
-/// 16-bit moves, bitwise ops, integer arithmetic, a compare, `v_cndmask_b16`, conversions
-/// and `v_fmac_f16` on register halves; each result register is stored at `128 * k + 4 *
+/// 16-bit moves, bitwise ops, integer arithmetic, a compare, `v_cndmask_b16`, conversions,
+/// `v_fmac_f16` and DPP moves that leave lanes unwritten, on register halves; each result register is stored at `128 * k + 4 *
 /// lane` (see [`expected`]).
 const HALVES_KERNEL: &[u32] = &[
     0xf4040200, 0xf8000000, // s_load_b64 s[8:9], s[0:1], 0x0
@@ -51,6 +51,11 @@ const HALVES_KERNEL: &[u32] = &[
     0x7f1c3900, // v_mov_b16_e32 v14.h, v0.l
     0xd703000f, 0x0001030f, // v_add_nc_u16 v15.l, v15.l, 1
     0xbefe00c1, // s_mov_b32 exec_lo, -1
+    0x7e2202ff, 0xabcdabcd, // v_mov_b32_e32 v17, 0xabcdabcd
+    0x7e2402ff, 0x12121212, // v_mov_b32_e32 v18, 0x12121212
+    0x7e2238fa,
+    0x1f00b100, // v_mov_b16_dpp v17.l, v0.l quad_perm:[1,0,3,2] row_mask:0x1 bank_mask:0xf
+    0x7f2438fa, 0xff011100, // v_mov_b16_dpp v18.h, v0.l row_shr:1 row_mask:0xf bank_mask:0xf
     0xbf89fc07, // s_waitcnt lgkmcnt(0)
     0xdc6a0000, 0x00080114, // global_store_b32 v20, v1, s[8:9]
     0xdc6a0080, 0x00080214, // global_store_b32 v20, v2, s[8:9] offset:128
@@ -67,11 +72,13 @@ const HALVES_KERNEL: &[u32] = &[
     0xdc6a0600, 0x00080e14, // global_store_b32 v20, v14, s[8:9] offset:1536
     0xdc6a0680, 0x00080f14, // global_store_b32 v20, v15, s[8:9] offset:1664
     0xdc6a0700, 0x00081014, // global_store_b32 v20, v16, s[8:9] offset:1792
+    0xdc6a0780, 0x00081114, // global_store_b32 v20, v17, s[8:9] offset:1920
+    0xdc6a0800, 0x00081214, // global_store_b32 v20, v18, s[8:9] offset:2048
     0xbfb00000, // s_endpgm
 ];
 
 /// The registers [`HALVES_KERNEL`] stores, in order.
-const STORED: usize = 15;
+const STORED: usize = 17;
 
 /// A small non-negative integer as an IEEE half (exact below 2048).
 fn f16_of(n: u32) -> u32 {
@@ -101,6 +108,17 @@ fn expected(l: u32) -> [u32; STORED] {
         if l < 16 { hi(l, 0x5a5a) } else { 0x5a5a_5a5a }, // EXEC = lanes 0..15
         if l < 16 { 0xffff_0000 } else { 0xffff_ffff },   // v_add_nc_u16 v15.l, v15.l, 1
         l,                                                // v_cvt_u32_u16 v16, v1.h
+        // DPP: row 1 (lanes 16..31) masked off; row_shr:1 has no source in lane 0 of a row.
+        if l < 16 {
+            hi(0xabcd, l ^ 1)
+        } else {
+            0xabcd_abcd
+        },
+        if l % 16 == 0 {
+            0x1212_1212
+        } else {
+            hi(l - 1, 0x1212)
+        },
     ]
 }
 

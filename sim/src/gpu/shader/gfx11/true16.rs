@@ -17,7 +17,10 @@
 //! read from a high half is first shifted into the low half of a scratch row
 //! ([`SRC_TEMP`]), the GFX9 operation then computes into the low half of [`DST_TEMP`], and a
 //! `v_perm_b32` merges those 16 bits into the destination's half, keeping the other. Every
-//! step runs under the same EXEC, so inactive lanes keep their registers.
+//! step runs under the same EXEC, so inactive lanes keep their registers; with DPP, which can
+//! leave active lanes unwritten, [`DST_TEMP`] starts as the destination's half. Not handled:
+//! a DPP source in a high half read with fetch-inactive (FI) set sees the scratch row's stale
+//! value in inactive source lanes.
 //!
 //! The 16-bit operations GFX9 does not have run on a twin: the bitwise ones and the move on
 //! their 32-bit forms (the low 16 bits of the result depend only on the low 16 bits of the
@@ -136,6 +139,14 @@ pub(super) fn halves(g: &g11::Inst, mut inst: Inst) -> Result<(Inst, Vec<Inst>),
             steps.push(shift);
             inst.src[i] = Operand::Vgpr(SRC_TEMP[i]);
         }
+    }
+    if let (Some((reg, hi)), Extra::Dpp(_)) = (dst, inst.extra) {
+        // DPP leaves lanes unwritten (row/bank masks, an invalid source without
+        // bound_ctrl) that the merge below still writes: they must merge their own half back.
+        let mut keep = Inst::new(Op::VLshrrevB32, Encoding::Vop3, g.dwords);
+        keep.dst = Operand::Vgpr(DST_TEMP);
+        keep.src = [Operand::Inline(if hi { 16 } else { 0 }), reg, Operand::None];
+        steps.push(keep);
     }
     let merge = dst.map(|(reg, hi)| {
         inst.mods.op_sel &= !8;
