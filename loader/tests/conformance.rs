@@ -1179,9 +1179,9 @@ fn user_sgpr_layout_matches_the_disassembly() {
         }
     }
     assert!(checked > 100, "{checked} kernels checked");
-    // dispatch_ptr on gfx90a (V4, V5, V6), gfx942 (V5, V6) and gfx1100 (V5, V6), the targets
-    // with listings.
-    assert_eq!(dispatch_pointers, 7, "dispatch pointers checked");
+    // dispatch_ptr on gfx90a (V4, V5, V6), gfx942 (V5, V6) and gfx1100 (V5, V6, each wave32
+    // and wave64), the targets with listings.
+    assert_eq!(dispatch_pointers, 9, "dispatch pointers checked");
 }
 
 /// The first register of every `s[a:a+1]` base of an `s_load_*` in function `name`'s listing.

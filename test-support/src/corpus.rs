@@ -49,20 +49,27 @@ pub trait SuiteGpu: Sized {
     fn for_target(target: Self::Target) -> Self;
     /// The target's directory under `tests/kernels/bin` (`gfx90a`, ...).
     fn bin_dir(&self) -> &'static str;
+    /// The code-object suffixes built for every corpus kernel on this GPU's target:
+    /// [`VERSIONS`], or another kind of build of the same kernels (the wave64 builds of a
+    /// wave32 target, `w64.co5` and `w64.co6`).
+    fn versions(&self) -> &'static [&'static str] {
+        &VERSIONS
+    }
 }
 
-/// Run `f` for every target and every version of [`VERSIONS`].
+/// Run `f` for every target and every version of its [`SuiteGpu::versions`].
 pub fn for_each_build<G: SuiteGpu>(targets: &[G::Target], mut f: impl FnMut(&G, &str)) {
     for &target in targets {
         let gpu = G::for_target(target);
-        for v in VERSIONS {
+        for v in gpu.versions() {
             f(&gpu, v);
         }
     }
 }
 
-/// Run `f` for every (target, version) `kernel` is built for: V5 and V6 always, V4 where
-/// `bin/<target>/<kernel>.co4` exists (gfx90a, some kernels).
+/// Run `f` for every (target, version) `kernel` is built for: the target's
+/// [`SuiteGpu::versions`] (V5 and V6) always, V4 where `bin/<target>/<kernel>.co4` exists
+/// (gfx90a, some kernels).
 pub fn for_each_built<G: SuiteGpu>(
     bin: &std::path::Path,
     targets: &[G::Target],
@@ -71,7 +78,7 @@ pub fn for_each_built<G: SuiteGpu>(
 ) {
     for &target in targets {
         let gpu = G::for_target(target);
-        for v in ["co4", "co5", "co6"] {
+        for v in std::iter::once("co4").chain(gpu.versions().iter().copied()) {
             if v != "co4"
                 || bin
                     .join(gpu.bin_dir())

@@ -36,7 +36,14 @@ pub enum Target {
     Gfx942,
     /// The Radeon RX 7900 XTX preset: wave32 builds on the GFX11 shader core.
     Gfx1100,
+    /// The same preset running the wave64 builds of the gfx1100 corpus
+    /// (`bin/gfx1100/<kernel>.w64.co5`, `.w64.co6`).
+    Gfx1100Wave64,
 }
+
+/// The code objects of a kernel marked as not built for the suite's targets (see
+/// [`crate::NOT_BUILT`]): a check that loads one ends without running.
+struct NotBuilt;
 
 /// The GFX9 targets (the including suite's `TARGETS` names those it runs).
 pub const GFX9_TARGETS: [Target; 2] = [Target::Gfx90a, Target::Gfx942];
@@ -49,13 +56,17 @@ thread_local! {
     static LOADED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Run one check's body for one build, holding the suite's known gaps (`crate::KNOWN_GAPS`:
+/// Run one check's body for one build, skipping it if it loads a kernel the corpus does not
+/// build for the suite's targets ([`crate::NOT_BUILT`]), and holding the suite's known gaps (`crate::KNOWN_GAPS`:
 /// a kernel, or one code object such as `f32_ops.co6`, and why) to account: a check that fails on a code object of a listed kernel is
 /// expected to, and one that passes on it fails the test, so the list cannot go stale.
 fn with_known_gaps(build: &str, body: impl FnOnce()) {
     LOADED.with_borrow_mut(Vec::clear);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
     let loaded = LOADED.with_borrow_mut(std::mem::take);
+    if result.as_ref().err().is_some_and(|p| p.is::<NotBuilt>()) {
+        return;
+    }
     let gap = loaded.iter().find_map(|file| {
         let kernel = file.split('.').next().unwrap_or(file);
         crate::KNOWN_GAPS
@@ -146,7 +157,7 @@ impl Gpu {
         let config = match target {
             Target::Gfx90a => MachineConfig::mi210(),
             Target::Gfx942 => MachineConfig::mi300x(),
-            Target::Gfx1100 => MachineConfig::rx7900xtx(),
+            Target::Gfx1100 | Target::Gfx1100Wave64 => MachineConfig::rx7900xtx(),
         }
         .with_compute_units(8)
         .with_vram(1 << 30);
@@ -175,7 +186,23 @@ impl Gpu {
         match self.target {
             Target::Gfx90a => "gfx90a",
             Target::Gfx942 => "gfx942",
-            Target::Gfx1100 => "gfx1100",
+            Target::Gfx1100 | Target::Gfx1100Wave64 => "gfx1100",
+        }
+    }
+
+    /// The lanes of a wave of the builds this GPU runs.
+    pub fn wave_size(&self) -> usize {
+        match self.target {
+            Target::Gfx90a | Target::Gfx942 | Target::Gfx1100Wave64 => 64,
+            Target::Gfx1100 => 32,
+        }
+    }
+
+    /// The code-object suffixes of the builds this GPU runs (see [`Target`]).
+    pub fn versions(&self) -> &'static [&'static str] {
+        match self.target {
+            Target::Gfx1100Wave64 => &["w64.co5", "w64.co6"],
+            _ => &test_support::corpus::VERSIONS,
         }
     }
 
@@ -202,6 +229,18 @@ impl Gpu {
     pub fn load(&self, file: &str) -> Loaded {
         LOADED.with_borrow_mut(|loaded| loaded.push(file.to_owned()));
         let path = kernels_bin().join(self.dir()).join(file);
+        let kernel = file.split('.').next().unwrap_or(file);
+        if let Some((_, why)) = crate::NOT_BUILT.iter().find(|(k, _)| *k == kernel) {
+            assert!(
+                !path.exists(),
+                "{}: {kernel} is listed as not built ({why}) but {} exists: \
+                 remove it from NOT_BUILT",
+                self.dir(),
+                path.display()
+            );
+            // Not a failure: nothing to run (resume_unwind skips the panic message).
+            std::panic::resume_unwind(Box::new(NotBuilt));
+        }
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let executable = self
             .device
@@ -327,6 +366,10 @@ impl test_support::corpus::SuiteGpu for Gpu {
 
     fn bin_dir(&self) -> &'static str {
         self.dir()
+    }
+
+    fn versions(&self) -> &'static [&'static str] {
+        Gpu::versions(self)
     }
 }
 

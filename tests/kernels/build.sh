@@ -37,6 +37,10 @@ GENERIC_KERNELS="empty vector_add saxpy reduce_lds global_ptr multi_kernel"
 V4_KERNELS="empty vector_add saxpy reduce_lds global_ptr dispatch_ptr multi_kernel bss"
 # Assembly kernels and where they are built.
 ASM_KERNELS="tiny illegal_insn"
+# Wave64 builds of a wave32-default target (clang -mwavefrontsize64, llvm-mc
+# -mattr=+wavefrontsize64): every kernel built for it, V5 and V6, named <name>.w64.co<V>
+# beside the wave32 <name>.co<V>.
+WAVE64_TARGETS="gfx1100"
 # Kernels with their own target list (see kernel_targets).
 PRELOAD_V5_TARGETS="gfx90a gfx942"
 PRELOAD_V6_TARGETS="gfx90a gfx942 gfx950"
@@ -77,20 +81,23 @@ wave_size() {
 
 # ------------------------------------------------------------ one job ----
 # build.sh --job <out_root> <work_root> <kind> <name> <target> <version>
-#   kind: cl | asm
-# Writes <out_root>/<target>/<name>.co<version> and a one-line manifest
-# fragment <work_root>/meta/<target>__<name>.co<version>.
+#   kind: cl | asm, or cl-w64 | asm-w64 (wave64 on a wave32-default target)
+# Writes <out_root>/<target>/<name>.co<version> (-w64: <name>.w64.co<version>) and a
+# one-line manifest fragment <work_root>/meta/<target>__<name>.co<version>.
 run_job() {
     local out_root=$1 work=$2 kind=$3 name=$4 target=$5 ver=$6
-    local cc ld mc
+    local cc ld mc wave=""
     if [[ $ver == 6 ]]; then
         cc=clang-22 ld=ld.lld-22 mc=llvm-mc-22
     else
         cc=clang-19 ld=ld.lld-19 mc=llvm-mc-19
     fi
-    local rel="$target/$name.co$ver"
+    if [[ $kind == *-w64 ]]; then
+        kind=${kind%-w64} wave=-mwavefrontsize64
+    fi
+    local rel="$target/$name${wave:+.w64}.co$ver"
     local out="$out_root/$rel"
-    local obj="$work/obj/$target/$name.co$ver.o"
+    local obj="$work/obj/$rel.o"
     mkdir -p "$(dirname "$out")" "$(dirname "$obj")" "$work/meta"
     local desc
     cd "$HERE"
@@ -98,7 +105,8 @@ run_job() {
         local flags=("${CL_FLAGS_COMMON[@]}" -mcpu="$target" -mcode-object-version="$ver")
         local extra werror=""
         [[ $cc == clang-19 ]] && werror=" -Werror"
-        extra=$(extra_flags "$name")
+        extra=$(extra_flags "$name")${wave:+ $wave}
+        extra=${extra# }
         # shellcheck disable=SC2206
         flags+=($extra)
         if [[ $cc == clang-19 ]]; then
@@ -114,17 +122,18 @@ run_job() {
         fi
         desc="$cc <cl> -mcpu=$target -mcode-object-version=$ver${extra:+ $extra}$werror -c src/$name.cl; $ld -shared"
     else
-        local pre="$work/obj/$target/$name.co$ver.s"
+        local pre="$work/obj/$rel.s"
         sed -e "s/@TARGET@/$target/g" -e "s/@CO_VERSION@/$ver/g" \
             -e "s/@MD_MINOR@/$([[ $ver == 4 ]] && echo 1 || echo 2)/g" \
-            -e "s/@WAVE@/$(wave_size "$target")/g" \
+            -e "s/@WAVE@/$([[ -n $wave ]] && echo 64 || wave_size "$target")/g" \
             -e "s|@ACCUM@|$(accum_prefix "$target")|g" "src/$name.s" >"$pre"
         # llvm-mc defaults the kernel descriptor to wave64 even on gfx11/12;
         # ask for wave32 there so the KD matches the metadata (and clang).
         local mattr=""
         [[ $(wave_size "$target") == 32 ]] && mattr="-mattr=+wavefrontsize32"
+        [[ -n $wave ]] && mattr="-mattr=+wavefrontsize64"
         "$mc" -triple=amdgcn-amd-amdhsa -mcpu="$target" $mattr -filetype=obj "$pre" -o "$obj"
-        desc="sed (@TARGET@=$target @CO_VERSION@=$ver) src/$name.s | $mc -triple=amdgcn-amd-amdhsa -mcpu=$target${mattr:+ $mattr} -filetype=obj; $ld -shared"
+        desc="sed (@TARGET@=$target @CO_VERSION@=$ver${wave:+ @WAVE@=64}) src/$name.s | $mc -triple=amdgcn-amd-amdhsa -mcpu=$target${mattr:+ $mattr} -filetype=obj; $ld -shared"
     fi
     "$ld" -shared "$obj" -o "$out"
     printf '%s\t%s\n' "$rel" "$desc" >"$work/meta/${rel//\//__}"
@@ -184,13 +193,25 @@ kernel_targets() {
     case " $GENERIC_KERNELS " in *" $k "*) for t in $GENERIC_TARGETS; do echo "$t 6"; done ;; esac
 }
 
+# Which (target, version) pairs get a wave64 build of a .cl kernel: the wave32-default
+# targets of WAVE64_TARGETS it is built for.
+kernel_targets_w64() {
+    kernel_targets "$1" | while read -r t v; do
+        case " $WAVE64_TARGETS " in *" $t "*) echo "$t $v" ;; esac
+    done
+}
+
 {
     for k in $CL_KERNELS; do
         kernel_targets "$k" | while read -r t v; do echo "$OUT $WORK cl $k $t $v"; done
+        kernel_targets_w64 "$k" | while read -r t v; do echo "$OUT $WORK cl-w64 $k $t $v"; done
     done
     for k in $ASM_KERNELS; do
         for t in $CORE_TARGETS $EXTRA_V5_TARGETS; do echo "$OUT $WORK asm $k $t 5"; done
         for t in $CORE_TARGETS $EXTRA_V6_TARGETS; do echo "$OUT $WORK asm $k $t 6"; done
+        for t in $WAVE64_TARGETS; do
+            for v in 5 6; do echo "$OUT $WORK asm-w64 $k $t $v"; done
+        done
     done
 } >"$WORK/jobs"
 
@@ -263,12 +284,14 @@ done
 # The shader-core simulator's decoder oracle: llvm-objdump-19's disassembly of every code
 # object of the simulated targets, committed next to it as <object>.dis and read by
 # sim/tests/shader_decoder_oracle.rs and sim/tests/gfx11_decoder_oracle.rs (so those tests
-# need no LLVM).
+# need no LLVM). Wave64 builds of gfx11 are disassembled as wave64 (`vcc`, not `vcc_lo`).
 for t in $CORE_TARGETS gfx1100; do
     for co in "$OUT/$t"/*.co[0-9]; do
         rel="$t/$(basename "$co")"
-        (cd "$OUT" && llvm-objdump-19 -d --mcpu="$t" "$rel") >"$co.dis"
-        printf '%s\t%s\n' "$rel.dis" "llvm-objdump-19 -d --mcpu=$t $rel" >"$WORK/meta/${rel//\//__}.dis"
+        mattr=""
+        [[ $rel == *.w64.co[0-9] ]] && mattr="--mattr=+wavefrontsize64"
+        (cd "$OUT" && llvm-objdump-19 -d --mcpu="$t" ${mattr:+"$mattr"} "$rel") >"$co.dis"
+        printf '%s\t%s\n' "$rel.dis" "llvm-objdump-19 -d --mcpu=$t${mattr:+ $mattr} $rel" >"$WORK/meta/${rel//\//__}.dis"
     done
 done
 

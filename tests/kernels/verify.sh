@@ -78,8 +78,9 @@ while read -r f; do
     nk=$(grep -c '^  - \.' <<<"$out" || true)
     nw=$(grep -c '\.wavefront_size: *32' <<<"$out" || true)
     kd32=$(kd_wave32_count "$f")
-    case "$target" in
+    case "$target/$rel" in
     gfx9*) want32=0 ;;
+    *.w64.co[0-9]) want32=0 ;; # built with -mwavefrontsize64
     *) want32=$nk ;;
     esac
     [[ $nw == "$want32" && $kd32 == "$want32" ]] ||

@@ -49,15 +49,21 @@ impl Drop for Scratch {
 }
 
 #[test]
-fn vector_add_runs_on_both_targets_and_writes_its_output() {
+fn vector_add_runs_on_every_simulated_target_and_writes_its_output() {
     let scratch = Scratch::new("vector-add");
     let n = 1000usize;
     let a: Vec<i32> = (0..n as i32).map(|i| i * 7 - 300).collect();
     let b: Vec<i32> = (0..n as i32).map(|i| i32::MAX - i).collect();
     let (fa, fb) = (scratch.file("a.bin", &a), scratch.file("b.bin", &b));
-    for (target, machine) in [("gfx90a", "mi210"), ("gfx942", "mi300x")] {
-        let c = scratch.0.join(format!("c-{target}.bin"));
-        let object = kernels().join(target).join("vector_add.co6");
+    // The RX 7900 XTX runs gfx1100's wave32 build and its wave64 one (tests/kernels/README.md).
+    for (target, machine, file) in [
+        ("gfx90a", "mi210", "vector_add.co6"),
+        ("gfx942", "mi300x", "vector_add.co6"),
+        ("gfx1100", "rx7900xtx", "vector_add.co6"),
+        ("gfx1100", "rx7900xtx", "vector_add.w64.co6"),
+    ] {
+        let c = scratch.0.join(format!("c-{target}-{file}.bin"));
+        let object = kernels().join(target).join(file);
         let out = run_with_deadline(
             Command::new(env!("CARGO_BIN_EXE_aqueduct"))
                 .args([
@@ -77,7 +83,7 @@ fn vector_add_runs_on_both_targets_and_writes_its_output() {
             DEFAULT_DEADLINE,
             &format!("aqueduct run vector_add on {machine}"),
         );
-        assert!(out.status.success(), "{target}: {}", stderr(&out));
+        assert!(out.status.success(), "{target} {file}: {}", stderr(&out));
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["schema"], 1);
         assert_eq!(report["kernel"], "vector_add");
@@ -94,7 +100,7 @@ fn vector_add_runs_on_both_targets_and_writes_its_output() {
             .map(|w| i32::from_le_bytes(w.try_into().unwrap()))
             .collect();
         let expected: Vec<i32> = (0..n).map(|i| a[i].wrapping_add(b[i])).collect();
-        assert_eq!(c, expected, "{target}");
+        assert_eq!(c, expected, "{target} {file}");
         assert_eq!(&bytes[4 * n..], &[0xee; 4], "past n, untouched");
     }
 }

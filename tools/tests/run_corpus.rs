@@ -8,7 +8,7 @@
 //! `run_corpus_support/inexpressible.rs` (`INEXPRESSIBLE`, `NOT_IN_THE_SHARED_CHECKS`); the
 //! kernels without a shared check that it can express are checked in
 //! `run_corpus_support/command_line.rs` (and the V4-only `implicit_args_v4` at the end of this
-//! file). `run_corpus_rdna3.rs` runs the same on the gfx1100 builds.
+//! file). `run_corpus_rdna3.rs` runs the same on the gfx1100 builds (wave32 and wave64).
 
 #[path = "run_corpus_support/mod.rs"]
 mod shader_support;

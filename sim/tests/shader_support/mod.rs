@@ -191,6 +191,22 @@ impl Gpu {
         self.target.name()
     }
 
+    /// The lanes of a wave of the corpus builds for this target (the compilers' defaults:
+    /// 64 on GFX9, 32 on GFX11).
+    pub fn wave_size(&self) -> usize {
+        if self.target.is_gfx9() { 64 } else { 32 }
+    }
+
+    /// The code-object suffixes built for every corpus kernel (the same on both GFX9 targets;
+    /// the checks ask each suite's `Gpu`, whose targets may differ).
+    #[allow(
+        clippy::unused_self,
+        reason = "the checks call it on every suite's Gpu"
+    )]
+    pub fn versions(&self) -> &'static [&'static str] {
+        &test_support::corpus::VERSIONS
+    }
+
     /// Map `len` zeroed bytes aligned to `align` with the given GPU permissions.
     pub fn alloc(&self, len: usize, align: usize, writable: bool, executable: bool) -> Buffer {
         Buffer::new(self.vm.map(len, align, writable, executable))

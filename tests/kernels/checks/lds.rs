@@ -190,14 +190,17 @@ fn cross_lane_operations() {
             &[Arg::Ptr(bx.va), Arg::Ptr(out.va), Arg::Ptr(ballot.va)],
         );
         let (o, b) = (out.u32s(), ballot.u64s());
+        // The reference of src/cross_lane.cl for the build's wave size W (64 on gfx9, 32 or
+        // 64 on gfx1100): wave sums, ballots and lane numbers are per W lanes.
+        let w = gpu.wave_size();
         for i in 0..n {
-            let l = i % 64;
+            let l = i % w;
             let base = i - l;
             let xj = |j: usize| x[base + j];
             let r = l - l % 16;
             let q = l - l % 4;
-            let sum = (0..64).fold(0u32, |a, j| a.wrapping_add(xj(j)));
-            let odd = (0..64)
+            let sum = (0..w).fold(0u32, |a, j| a.wrapping_add(xj(j)));
+            let odd = (0..w)
                 .filter(|&j| xj(j) & 1 != 0)
                 .fold(0u64, |m, j| m | 1 << j);
             let want = [
@@ -213,13 +216,13 @@ fn cross_lane_operations() {
                 (r..=l).fold(0u32, |a, j| a.wrapping_add(xj(j))),
                 sum,
                 l as u32,
-                64,
+                w as u32,
                 xj(l ^ 1),
                 odd.count_ones(),
-                (0..64).map(xj).max().expect("max"),
+                (0..w).map(xj).max().expect("max"),
             ];
             assert_eq!(o[16 * i..16 * i + 16], want, "{} {v} item {i}", gpu.dir());
-            assert_eq!(b[i], odd);
+            assert_eq!(b[i], odd, "{} {v} ballot of item {i}", gpu.dir());
         }
     });
 }

@@ -4,8 +4,8 @@
 //! runs kernels), but buffers live on the host, at made-up distinct addresses that stand for
 //! them in `Arg::Ptr`, and every run writes each buffer argument to a file, calls
 //! `aqueduct run FILE KERNEL --grid .. --block .. --arg buf=PATH .. --out N=PATH .. --json` on
-//! the simulator (`AQUEDUCT_SIM_MACHINE` mi210 for gfx90a, mi300x for gfx942, rx7900xtx for gfx1100) and reads every
-//! buffer back from its `--out` file.
+//! the simulator (`AQUEDUCT_SIM_MACHINE` mi210 for gfx90a, mi300x for gfx942, rx7900xtx for
+//! gfx1100's wave32 and wave64 builds) and reads every buffer back from its `--out` file.
 //!
 //! Checks the command line cannot express are listed, with the reason, in
 //! [`inexpressible::INEXPRESSIBLE`]; a pass that reaches one is reported on stderr as skipped,
@@ -37,12 +37,14 @@ const RUN_TIMEOUT_SECONDS: &str = "120";
 pub enum Target {
     Gfx90a,
     Gfx942,
-    /// The Radeon RX 7900 XTX preset: wave32 builds on the GFX11 shader core.
+    /// The Radeon RX 7900 XTX preset running gfx1100's (wave32) builds.
     Gfx1100,
+    /// The same preset running gfx1100's wave64 builds (`<kernel>.w64.co5`, `.w64.co6`).
+    Gfx1100Wave64,
 }
 
 /// The targets the including suite runs (`run_corpus.rs`: gfx90a and gfx942;
-/// `run_corpus_rdna3.rs`: gfx1100).
+/// `run_corpus_rdna3.rs`: gfx1100's wave32 and wave64 builds).
 pub(crate) use crate::TARGETS;
 
 thread_local! {
@@ -79,6 +81,18 @@ fn with_known_gaps(build: &str, pass: impl FnOnce()) {
         (Ok(()), None) => {}
     }
 }
+
+
+/// Kernels tests/kernels/build.sh does not build for a target directory, and why: a check
+/// that loads one there ends without running (said on stderr); one that finds it built fails.
+pub const NOT_BUILT: &[(&str, &str, &str)] = &[(
+    "gfx1100",
+    "preload",
+    "kernarg preloading exists only on gfx90a, gfx94x and gfx950",
+)];
+
+/// The unwinding payload of a check that loaded a kernel of [`NOT_BUILT`].
+struct NotBuilt(String);
 
 /// The first made-up device address; buffers follow at distinct, page-aligned addresses with
 /// a gap between them, so a pointer into one is never the start of another.
@@ -206,7 +220,7 @@ impl Gpu {
         match self.target {
             Target::Gfx90a => "gfx90a",
             Target::Gfx942 => "gfx942",
-            Target::Gfx1100 => "gfx1100",
+            Target::Gfx1100 | Target::Gfx1100Wave64 => "gfx1100",
         }
     }
 
@@ -215,7 +229,23 @@ impl Gpu {
         match self.target {
             Target::Gfx90a => "mi210",
             Target::Gfx942 => "mi300x",
-            Target::Gfx1100 => "rx7900xtx",
+            Target::Gfx1100 | Target::Gfx1100Wave64 => "rx7900xtx",
+        }
+    }
+
+    /// The lanes of a wave of the builds this GPU runs.
+    pub fn wave_size(&self) -> usize {
+        match self.target {
+            Target::Gfx90a | Target::Gfx942 | Target::Gfx1100Wave64 => 64,
+            Target::Gfx1100 => 32,
+        }
+    }
+
+    /// The code-object suffixes of the builds this GPU runs (see [`Target`]).
+    pub fn versions(&self) -> &'static [&'static str] {
+        match self.target {
+            Target::Gfx1100Wave64 => &["w64.co5", "w64.co6"],
+            _ => &test_support::corpus::VERSIONS,
         }
     }
 
@@ -242,8 +272,22 @@ impl Gpu {
     pub fn load(&self, file: &str) -> Loaded {
         LOADED.with_borrow_mut(|loaded| loaded.push(file.to_owned()));
         let path = kernels_bin().join(self.dir()).join(file);
-        assert!(path.exists(), "{}: no such code object", path.display());
         let kernel = file.split('.').next().unwrap_or(file).to_owned();
+        if let Some((_, _, why)) = NOT_BUILT
+            .iter()
+            .find(|(dir, k, _)| *dir == self.dir() && *k == kernel)
+        {
+            assert!(
+                !path.exists(),
+                "{} exists, yet NOT_BUILT lists it ({why}): take it off the list",
+                path.display()
+            );
+            std::panic::resume_unwind(Box::new(NotBuilt(format!(
+                "{}/{file} is not built: {why}",
+                self.dir()
+            ))));
+        }
+        assert!(path.exists(), "{}: no such code object", path.display());
         Loaded {
             file: file.to_owned(),
             path,
@@ -419,15 +463,37 @@ impl test_support::corpus::SuiteGpu for Gpu {
     fn bin_dir(&self) -> &'static str {
         self.dir()
     }
+
+    fn versions(&self) -> &'static [&'static str] {
+        Gpu::versions(self)
+    }
+}
+
+/// Run one pass of a check; a pass that loaded a kernel of [`NOT_BUILT`] ends there, said on
+/// stderr past libtest's capture.
+fn run_unless_not_built(context: &str, pass: impl FnOnce()) {
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(pass)) {
+        match payload.downcast::<NotBuilt>() {
+            Ok(why) => {
+                let _ = std::io::Write::write_all(
+                    &mut std::io::stderr(),
+                    format!("not run: {context}: {}\n", why.0).as_bytes(),
+                );
+            }
+            Err(other) => std::panic::resume_unwind(other),
+        }
+    }
 }
 
 /// Run `f` for every (target, code object version) pair, unless the check is inexpressible
-/// (or a known gap of the suite).
+/// or the kernel not built for the target (or a known gap of the suite).
 pub fn for_each_build(mut f: impl FnMut(&Gpu, &str)) {
     test_support::corpus::for_each_build(TARGETS, |gpu: &Gpu, v| {
         let context = format!("{} {v}", gpu.dir());
         with_known_gaps(&context, || {
-            inexpressible::run_unless_inexpressible(&context, || f(gpu, v));
+            inexpressible::run_unless_inexpressible(&context, || {
+                run_unless_not_built(&context, || f(gpu, v));
+            });
         });
     });
 }

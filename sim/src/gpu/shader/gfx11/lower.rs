@@ -30,6 +30,7 @@ use std::sync::OnceLock;
 use crate::gpu::shader::decode::{DecodeError, ds_has_two_offsets};
 use crate::gpu::shader::gfx11::decode::decode;
 use crate::gpu::shader::gfx11::isa::{self as g11, Encoding as E11, RowFlags};
+use crate::gpu::shader::gfx11::true16;
 use crate::gpu::shader::isa::{CachePolicy, Encoding, Extra, Family, Inst, Mem, Op, Operand, Ty};
 use crate::gpu::shader::wave::{M0, NULL_SINK, VCC};
 
@@ -89,7 +90,9 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
             more: Vec::new(),
         });
     }
-    let op = gfx9_op(g.op.name()).ok_or(DecodeError::NotSimulated(g.op.name()))?;
+    let op = gfx9_op(g.op.name())
+        .or_else(|| true16::twin(g.op.name()))
+        .ok_or(DecodeError::NotSimulated(g.op.name()))?;
     let sig = op.info().sig;
     let enc = match g.enc {
         E11::Sop1 => Encoding::Sop1,
@@ -114,14 +117,6 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
     inst.sdst = dst(g.sdst);
     inst.src = g.src.map(src);
     inst.mods = g.mods;
-    if g.row.flags.has(RowFlags::TRUE16)
-        && [g.dst, g.src[0], g.src[1], g.src[2]]
-            .iter()
-            .any(|o| matches!(o, Operand::Vgpr(r) if *r >= 128))
-    {
-        // A true16 register half (`v1.h`): not mapped to op_sel yet.
-        return Err(DecodeError::NotSimulated(g.op.name()));
-    }
     match g.enc {
         E11::Sopk => {
             inst.extra = Extra::Imm(g.imm);
@@ -140,10 +135,9 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         E11::Flat | E11::Mubuf | E11::Mtbuf => vmem(g, &mut inst),
         _ => {}
     }
-    Ok(Lowered {
-        first: inst,
-        more: Vec::new(),
-    })
+    // 16-bit operands name register halves and keep the other half (see `true16`).
+    let (first, more) = true16::halves(g, inst)?;
+    Ok(Lowered { first, more })
 }
 
 /// The `s_nop`/`s_waitcnt` an instruction without architectural effect here becomes.

@@ -8,7 +8,8 @@
 //!   decoder's oracle check);
 //! - [`lower`]: instructions to the GFX9 ones of the same semantics, which the shared
 //!   interpreter executes; [`dpp`], [`vinterp`], [`wmma`] and [`permlane`] lower what GFX9
-//!   has no twin for.
+//!   has no twin for;
+//! - `true16`: 16-bit operands as register halves, and results that keep the other half.
 //!
 //! `opcode.rs` and `tables.rs` are generated from LLVM by `tablegen/regenerate.sh`.
 
@@ -22,3 +23,4 @@ pub mod vinterp;
 pub mod wmma;
 #[rustfmt::skip] // generated: one row a line
 mod tables;
+mod true16;
