@@ -81,6 +81,10 @@ pub struct Row {
     pub ty: [Ty; 4],
     /// Implicit operands and constants.
     pub flags: RowFlags,
+    /// Bits of the first two dwords (the second's in the high half) that must be clear: fields
+    /// the instruction does not have, which LLVM's encoding fixes at zero (a DS store's vdst,
+    /// an integer VOP3's abs bits). The sweep finds them by setting each bit in turn.
+    pub zero: u64,
 }
 
 impl Row {
@@ -91,7 +95,14 @@ impl Row {
             op,
             ty,
             flags,
+            zero: 0,
         }
+    }
+
+    /// This row with the must-be-zero bits `zero` (used by the generated tables).
+    #[must_use]
+    pub const fn zero(self, zero: u64) -> Self {
+        Self { zero, ..self }
     }
 }
 

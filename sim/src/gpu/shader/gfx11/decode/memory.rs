@@ -12,7 +12,7 @@ use crate::gpu::shader::isa::Operand;
 pub fn ds(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "DS")?;
-    let row = row(tables::DS, field(w, 18, 8), "DS")?;
+    let row = row(words, tables::DS, field(w, 18, 8), "DS")?;
     let mut inst = Inst::new(Encoding::Ds, row);
     inst.dwords = 2;
     inst.mem.offset = field(w, 0, 8) as i32;
@@ -32,7 +32,7 @@ pub fn flat(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "FLAT")?;
     let segment = field(w, 16, 2);
-    let row = row(tables::FLAT, segment * 1000 + field(w, 18, 7), "FLAT")?;
+    let row = row(words, tables::FLAT, segment * 1000 + field(w, 18, 7), "FLAT")?;
     let mut inst = Inst::new(Encoding::Flat, row);
     inst.dwords = 2;
     inst.mem.segment = segment as u8;
@@ -82,7 +82,7 @@ fn buffer(inst: &mut Inst, w: u32, w1: u32, family: &'static str) -> Result<(), 
 pub fn mubuf(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "MUBUF")?;
-    let row = row(tables::MUBUF, field(w, 18, 8), "MUBUF")?;
+    let row = row(words, tables::MUBUF, field(w, 18, 8), "MUBUF")?;
     let mut inst = Inst::new(Encoding::Mubuf, row);
     buffer(&mut inst, w, w1, "MUBUF")?;
     Ok(inst)
@@ -92,7 +92,7 @@ pub fn mubuf(words: &[u32]) -> Result<Inst, DecodeError> {
 pub fn mtbuf(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "MTBUF")?;
-    let row = row(tables::MTBUF, field(w, 15, 4), "MTBUF")?;
+    let row = row(words, tables::MTBUF, field(w, 15, 4), "MTBUF")?;
     let mut inst = Inst::new(Encoding::Mtbuf, row);
     inst.mem.format = field(w, 19, 7) as u8;
     buffer(&mut inst, w, w1, "MTBUF")?;

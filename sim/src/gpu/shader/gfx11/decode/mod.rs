@@ -52,16 +52,27 @@ pub fn decode(words: &[u32]) -> Result<Inst, DecodeError> {
     }
 }
 
-/// The row of `table` for `opcode`.
+/// The row of `table` for `opcode`, if the instruction in `words` leaves clear the bits the row
+/// says must be ([`Row::zero`]; LLVM rejects the encoding otherwise).
 fn row(
+    words: &[u32],
     table: &'static [Row],
     opcode: u32,
     family: &'static str,
 ) -> Result<&'static Row, DecodeError> {
-    table
+    let row = table
         .binary_search_by_key(&opcode, |r| u32::from(r.opcode))
         .map(|i| &table[i])
-        .map_err(|_| DecodeError::UnknownOpcode { family, opcode })
+        .map_err(|_| DecodeError::UnknownOpcode { family, opcode })?;
+    let low = u64::from(words.first().copied().unwrap_or(0));
+    let high = u64::from(words.get(1).copied().unwrap_or(0));
+    if (low | high << 32) & row.zero != 0 {
+        return Err(DecodeError::Invalid {
+            family,
+            what: "a field the instruction does not have is set",
+        });
+    }
+    Ok(row)
 }
 
 /// Bits `[lo, lo + width)` of `w` (the GFX9 decoder's helper).

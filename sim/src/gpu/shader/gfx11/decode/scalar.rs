@@ -10,7 +10,7 @@ use crate::gpu::shader::isa::Operand;
 /// SOP2: `[31:30]=2 op[29:23] sdst[22:16] ssrc1[15:8] ssrc0[7:0]`.
 pub fn sop2(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::SOP2, field(w, 23, 7), "SOP2")?;
+    let row = row(words, tables::SOP2, field(w, 23, 7), "SOP2")?;
     let mut inst = Inst::new(Encoding::Sop2, row);
     let mut lit = Literal::at(words, 1, "SOP2");
     inst.dst = sdst_of(field(w, 16, 7), row.ty[0]);
@@ -23,7 +23,7 @@ pub fn sop2(words: &[u32]) -> Result<Inst, DecodeError> {
 /// SOP1: `[31:23]=0x17d sdst[22:16] op[15:8] ssrc0[7:0]`.
 pub fn sop1(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::SOP1, field(w, 8, 8), "SOP1")?;
+    let row = row(words, tables::SOP1, field(w, 8, 8), "SOP1")?;
     let mut inst = Inst::new(Encoding::Sop1, row);
     let mut lit = Literal::at(words, 1, "SOP1");
     inst.dst = sdst_of(field(w, 16, 7), row.ty[0]);
@@ -37,7 +37,7 @@ pub fn sop1(words: &[u32]) -> Result<Inst, DecodeError> {
 /// SOPC: `[31:23]=0x17e op[22:16] ssrc1[15:8] ssrc0[7:0]`.
 pub fn sopc(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::SOPC, field(w, 16, 7), "SOPC")?;
+    let row = row(words, tables::SOPC, field(w, 16, 7), "SOPC")?;
     let mut inst = Inst::new(Encoding::Sopc, row);
     let mut lit = Literal::at(words, 1, "SOPC");
     inst.src[0] = lit.source(field(w, 0, 8), row.ty[1])?;
@@ -50,7 +50,7 @@ pub fn sopc(words: &[u32]) -> Result<Inst, DecodeError> {
 /// literal.
 pub fn sopk(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::SOPK, field(w, 23, 5), "SOPK")?;
+    let row = row(words, tables::SOPK, field(w, 23, 5), "SOPK")?;
     let mut inst = Inst::new(Encoding::Sopk, row);
     inst.dst = sdst(field(w, 16, 7));
     inst.imm = field(w, 0, 16);
@@ -68,7 +68,7 @@ pub fn sopk(words: &[u32]) -> Result<Inst, DecodeError> {
 /// SOPP: `[31:23]=0x17f op[22:16] simm16[15:0]`.
 pub fn sopp(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::SOPP, field(w, 16, 7), "SOPP")?;
+    let row = row(words, tables::SOPP, field(w, 16, 7), "SOPP")?;
     let mut inst = Inst::new(Encoding::Sopp, row);
     inst.imm = field(w, 0, 16);
     Ok(inst)
@@ -79,7 +79,7 @@ pub fn sopp(words: &[u32]) -> Result<Inst, DecodeError> {
 pub fn smem(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "SMEM")?;
-    let row = row(tables::SMEM, field(w, 18, 8), "SMEM")?;
+    let row = row(words, tables::SMEM, field(w, 18, 8), "SMEM")?;
     let mut inst = Inst::new(Encoding::Smem, row);
     inst.dwords = 2;
     inst.dst = sdst(field(w, 6, 7));

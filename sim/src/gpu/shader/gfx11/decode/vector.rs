@@ -73,7 +73,7 @@ fn src0_e32(words: &[u32], inst: &mut Inst, family: &'static str) -> Result<(), 
 /// VOP1: `[31:25]=0x3f vdst[24:17] op[16:9] src0[8:0]`.
 pub fn vop1(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::VOP1, field(w, 9, 8), "VOP1")?;
+    let row = row(words, tables::VOP1, field(w, 9, 8), "VOP1")?;
     let mut inst = Inst::new(Encoding::Vop1, row);
     inst.dst = dest(row, field(w, 17, 8));
     src0_e32(words, &mut inst, "VOP1")?;
@@ -83,7 +83,7 @@ pub fn vop1(words: &[u32]) -> Result<Inst, DecodeError> {
 /// VOP2: `[31]=0 op[30:25] vdst[24:17] vsrc1[16:9] src0[8:0]`.
 pub fn vop2(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::VOP2, field(w, 25, 6), "VOP2")?;
+    let row = row(words, tables::VOP2, field(w, 25, 6), "VOP2")?;
     let mut inst = Inst::new(Encoding::Vop2, row);
     inst.dst = vgpr(field(w, 17, 8));
     inst.src[1] = vgpr(field(w, 9, 8));
@@ -95,7 +95,7 @@ pub fn vop2(words: &[u32]) -> Result<Inst, DecodeError> {
 /// `v_cmpx`).
 pub fn vopc(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::VOPC, field(w, 17, 8), "VOPC")?;
+    let row = row(words, tables::VOPC, field(w, 17, 8), "VOPC")?;
     let mut inst = Inst::new(Encoding::Vopc, row);
     inst.src[1] = vgpr(field(w, 9, 8));
     src0_e32(words, &mut inst, "VOPC")?;
@@ -108,7 +108,7 @@ pub fn vopc(words: &[u32]) -> Result<Inst, DecodeError> {
 pub fn vop3(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "VOP3")?;
-    let row = row(tables::VOP3, field(w, 16, 10), "VOP3")?;
+    let row = row(words, tables::VOP3, field(w, 16, 10), "VOP3")?;
     let mut inst = Inst::new(Encoding::Vop3, row);
     inst.dwords = 2;
     inst.dst = dest(row, field(w, 0, 8));
@@ -143,7 +143,7 @@ pub fn vop3(words: &[u32]) -> Result<Inst, DecodeError> {
 pub fn vop3p(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "VOP3P")?;
-    let row = row(tables::VOP3P, field(w, 16, 7), "VOP3P")?;
+    let row = row(words, tables::VOP3P, field(w, 16, 7), "VOP3P")?;
     let mut inst = Inst::new(Encoding::Vop3p, row);
     inst.dst = vgpr(field(w, 0, 8));
     inst.mods.neg_hi = field(w, 8, 3) as u8;
@@ -167,8 +167,8 @@ pub fn vop3p(words: &[u32]) -> Result<Inst, DecodeError> {
 pub fn vopd(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "VOPD")?;
-    let x = row(tables::VOPDX, field(w, 22, 4), "VOPD X")?;
-    let y = row(tables::VOPDY, field(w, 17, 5), "VOPD Y")?;
+    let x = row(words, tables::VOPDX, field(w, 22, 4), "VOPD X")?;
+    let y = row(words, tables::VOPDY, field(w, 17, 5), "VOPD Y")?;
     let mut inst = Inst::new(Encoding::Vopd, x);
     let mut lit = Literal::at(words, 2, "VOPD");
     let vdst_x = field(w1, 24, 8);
@@ -191,7 +191,7 @@ pub fn vopd(words: &[u32]) -> Result<Inst, DecodeError> {
 pub fn vinterp(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "VINTERP")?;
-    let row = row(tables::VINTERP, field(w, 16, 7), "VINTERP")?;
+    let row = row(words, tables::VINTERP, field(w, 16, 7), "VINTERP")?;
     let mut inst = Inst::new(Encoding::Vinterp, row);
     inst.dwords = 2;
     inst.dst = vgpr(field(w, 0, 8));

@@ -35,9 +35,9 @@ TYPES = ("f16", "f32", "f64", "bf16", "i16", "u16", "b16", "i32", "u32", "b32", 
 def load(fam):
     rows = {}
     for line in open(os.path.join(SWEEP, fam + ".txt")):
-        key, text = line.rstrip("\n").split("\t", 1)
-        if text != "-":
-            rows[int(key)] = text
+        fields = line.rstrip("\n").split("\t")
+        if fields[1] != "-":
+            rows[int(fields[0])] = (fields[1], int(fields[2], 16) if len(fields) > 2 else 0)
     return rows
 
 
@@ -148,7 +148,7 @@ ops = {}
 tables = {}
 for fam in FAMS:
     rows = []
-    for key, text in sorted(load(fam).items()):
+    for key, (text, zero) in sorted(load(fam).items()):
         if fam in ("vopdx", "vopdy"):
             text = text.split(" :: ")[0 if fam == "vopdx" else 1]
         name, toks = split(text)
@@ -157,7 +157,7 @@ for fam in FAMS:
             flags.append("SUFFIX")
         name = base(name)
         ops.setdefault(name, None)
-        rows.append((key, name, types, flags))
+        rows.append((key, name, types, flags, zero))
     tables[fam] = rows
 
 os.makedirs(OUT, exist_ok=True)
@@ -176,12 +176,13 @@ with open(os.path.join(OUT, "tables.rs"), "w") as f:
             "//! 1 scratch, 2 global). VOP3 lists every opcode LLVM accepts there, VOPC, VOP2 and VOP1\n"
             "//! ones promoted to it included. Regenerate rather than edit by hand.\n\n"
             "use super::isa::{Op, Row, RowFlags};\nuse crate::gpu::shader::isa::Ty::{%s};\n\n"
-            % ", ".join(sorted({t for rows in tables.values() for _, _, types, _ in rows for t in types})))
+            % ", ".join(sorted({t for rows in tables.values() for _, _, types, _, _ in rows for t in types})))
     for fam in FAMS:
         f.write("/// %s opcodes.\npub(crate) const %s: &[Row] = &[\n" % (fam.upper(), fam.upper()))
-        for key, name, types, flags in tables[fam]:
+        for key, name, types, flags, zero in tables[fam]:
             fl = "RowFlags::NONE"
             for x in sorted(set(flags), key=flags.index):
                 fl = "RowFlags::" + x if fl == "RowFlags::NONE" else fl + ".with(RowFlags::%s)" % x
-            f.write("    Row::new(%d, Op::%s, [%s], %s),\n" % (key, ident(name), ", ".join(types), fl))
+            z = ".zero(0x%x)" % zero if zero else ""
+            f.write("    Row::new(%d, Op::%s, [%s], %s)%s,\n" % (key, ident(name), ", ".join(types), fl, z))
         f.write("];\n\n")

@@ -152,7 +152,54 @@ elif FAM in ("mubuf", "mtbuf"):
 else:
     sys.exit("sweep.py: unknown family " + FAM)
 
+
+def bits(*ranges):
+    m = 0
+    for lo, hi in ranges:
+        m |= ((1 << (hi - lo + 1)) - 1) << lo
+    return m
+
+
+# The bits of each encoding's first two dwords (bit 32 is bit 0 of the second) that probe()
+# sets one at a time in an accepted encoding: control bits and register fields, never the
+# prefix, the opcode, an MTBUF format or a field whose neighbouring values are not all
+# operands of the same class (FLAT saddr, SMEM soffset).
+PROBE = {
+    "sop2": bits((0, 22)), "sopk": bits((0, 22)), "sop1": bits((0, 7), (16, 22)),
+    "sopc": bits((0, 15)), "sopp": bits((0, 15)), "smem": bits((6, 17), (32, 56)),
+    "vop1": bits((0, 8), (17, 24)), "vop2": bits((0, 24)), "vopc": bits((0, 16)),
+    "vop3": bits((0, 15), (32, 63)), "vop3p": bits((0, 15), (32, 63)),
+    "vinterp": bits((0, 15), (32, 63)), "ds": bits((0, 17), (32, 63)),
+    "flat": bits((0, 15), (25, 25), (32, 47), (55, 63)),
+    "mubuf": bits((0, 17), (32, 63)), "mtbuf": bits((0, 14), (32, 63)),
+}
+
+
+def probe(accepted):
+    """For each opcode's accepted encoding, the bits of PROBE[FAM] that are clear there and
+    that LLVM refuses to see set: fields the instruction does not have, which LLVM's encoding
+    fixes at zero (a DS store's vdst, an integer VOP3's abs bits, ...). The decoder rejects
+    what LLVM rejects by these masks."""
+    mask = PROBE.get(FAM, 0)
+    jobs = []
+    for op, ws in accepted.items():
+        for b in range(64):
+            if mask >> b & 1 and b // 32 < len(ws) and not ws[b // 32] >> (b % 32) & 1:
+                flipped = list(ws)
+                flipped[b // 32] |= 1 << (b % 32)
+                jobs.append((op, b, flipped))
+    zero = {op: 0 for op in accepted}
+    step = 4000
+    for i in range(0, len(jobs), step):
+        chunk = jobs[i:i + step]
+        for (op, b, _), t in zip(chunk, dis_batch([ws for _, _, ws in chunk])):
+            if t is None:
+                zero[op] |= 1 << b
+    return zero
+
+
 result = {op: None for op, _ in cases}
+chosen = {}
 pending = list(cases)
 while pending:
     texts = dis_batch([variants[0] for _, variants in pending])
@@ -160,8 +207,13 @@ while pending:
     for (op, variants), t in zip(pending, texts):
         if t:
             result[op] = t
+            chosen[op] = variants[0]
         elif len(variants) > 1:
             nxt.append((op, variants[1:]))
     pending = nxt
+zero = probe(chosen)
 for op, _ in cases:
-    print("%d\t%s" % (op, result[op] or "-"))
+    if result[op]:
+        print("%d\t%s\t%x" % (op, result[op], zero[op]))
+    else:
+        print("%d\t-" % op)
