@@ -1,11 +1,11 @@
 //! DS, FLAT/GLOBAL/SCRATCH, MUBUF and MTBUF.
 
-use super::operand::{NULL, sdst, vgpr};
+use super::operand::{NULL, scalar, sdst, vgpr};
 use super::{DecodeError, field, row};
 use crate::gpu::shader::decode::word;
 use crate::gpu::shader::gfx11::isa::{Encoding, Inst};
 use crate::gpu::shader::gfx11::tables;
-use crate::gpu::shader::isa::Operand;
+use crate::gpu::shader::isa::{Operand, Ty};
 
 /// DS: `[31:26]=0x36 op[25:18] gds[17] offset1[15:8] offset0[7:0]`, then `vdst[31:24]
 /// data1[23:16] data0[15:8] addr[7:0]`.
@@ -36,8 +36,9 @@ pub fn flat(words: &[u32]) -> Result<Inst, DecodeError> {
     let mut inst = Inst::new(Encoding::Flat, row);
     inst.dwords = 2;
     inst.mem.segment = segment as u8;
+    // LLVM prints a FLAT offset as 13 unsigned bits (llvm-mc-19).
     inst.mem.offset = if segment == 0 {
-        field(w, 0, 12) as i32
+        field(w, 0, 13) as i32
     } else {
         ((w << 19) as i32) >> 19
     };
@@ -45,11 +46,19 @@ pub fn flat(words: &[u32]) -> Result<Inst, DecodeError> {
     inst.mem.glc = field(w, 14, 1) != 0;
     inst.mem.dlc = field(w, 13, 1) != 0;
     inst.mem.sve = field(w1, 23, 1) != 0;
+    // The scalar address: `off` (null) or a 64-bit pair for global, 32 bits for scratch;
+    // plain FLAT has none, and LLVM rejects anything but `off` there (llvm-mc-19).
     let saddr = field(w1, 16, 7);
-    inst.mem.sbase = if saddr == NULL || saddr == 0x7d {
-        Operand::None
-    } else {
-        sdst(saddr)
+    inst.mem.sbase = match (segment, saddr) {
+        (_, NULL) => Operand::None,
+        (0, _) => {
+            return Err(DecodeError::Invalid {
+                family: "FLAT",
+                what: "a scalar address on a FLAT (not global or scratch) instruction",
+            });
+        }
+        (2, _) => scalar(saddr, Ty::B64, "FLAT")?,
+        _ => sdst(saddr),
     };
     inst.src[0] = vgpr(field(w1, 0, 8));
     inst.src[1] = vgpr(field(w1, 8, 8));
@@ -69,12 +78,12 @@ fn buffer(inst: &mut Inst, w: u32, w1: u32, family: &'static str) -> Result<(), 
     inst.src[0] = vgpr(field(w1, 0, 8));
     inst.src[1] = vgpr(field(w1, 8, 8));
     inst.dst = inst.src[1];
-    inst.mem.sbase = sdst(field(w1, 16, 5) << 2);
+    inst.mem.sbase = scalar(field(w1, 16, 5) << 2, Ty::B128, family)?;
     inst.mem.tfe = field(w1, 21, 1) != 0;
     inst.mem.offen = field(w1, 22, 1) != 0;
     inst.mem.idxen = field(w1, 23, 1) != 0;
     let mut lit = super::operand::Literal::at(&[], 0, family);
-    inst.mem.soffset = lit.source(field(w1, 24, 8), crate::gpu::shader::isa::Ty::B32)?;
+    inst.mem.soffset = lit.source(field(w1, 24, 8), Ty::B32)?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::operand::{operand, sgpr};
+use crate::gpu::shader::gfx11::tables;
 use crate::gpu::shader::disasm::Operands;
 use crate::gpu::shader::gfx11::isa::{Encoding, Inst, Op};
 use crate::gpu::shader::isa::{Operand, Ty};
@@ -152,7 +153,12 @@ fn buffer(out: &mut String, inst: &Inst) {
         return;
     }
     let mut ops = Operands::new(out);
-    operand(ops.next(), inst.src[1], ty[0]);
+    if m.tfe {
+        // TFE writes one more register: the fetch status.
+        vreg(ops.next(), inst.src[1], ty[0].dwords() + 1);
+    } else {
+        operand(ops.next(), inst.src[1], ty[0]);
+    }
     let o = ops.next();
     match (m.idxen, m.offen) {
         (true, true) => vreg(o, inst.src[0], 2),
@@ -164,12 +170,7 @@ fn buffer(out: &mut String, inst: &Inst) {
     }
     operand(ops.next(), m.soffset, Ty::B32);
     if inst.enc == Encoding::Mtbuf {
-        match m.format {
-            22 => out.push_str(" format:[BUF_FMT_32_FLOAT]"),
-            f => {
-                let _ = write!(out, " format:{f}");
-            }
-        }
+        out.push_str(tables::MTBUF_FORMAT[usize::from(m.format & 0x7f)]);
     }
     if m.idxen {
         out.push_str(" idxen");

@@ -177,6 +177,12 @@ with open(os.path.join(OUT, "tables.rs"), "w") as f:
             "//! ones promoted to it included. Regenerate rather than edit by hand.\n\n"
             "use super::isa::{Op, Row, RowFlags};\nuse crate::gpu::shader::isa::Ty::{%s};\n\n"
             % ", ".join(sorted({t for rows in tables.values() for _, _, types, _, _ in rows for t in types})))
+    f.write("/// What llvm-mc-19 prints after an MTBUF's soffset for each value of its format field\n"
+            "/// (nothing for the default, 1).\npub(crate) const MTBUF_FORMAT: [&str; 128] = [\n")
+    for fmt, (text, _) in sorted(load("ufmt").items()):
+        m = re.search(r" format:\S+", text)
+        f.write("    \"%s\",\n" % (m.group(0) if m else ""))
+    f.write("];\n\n")
     for fam in FAMS:
         f.write("/// %s opcodes.\npub(crate) const %s: &[Row] = &[\n" % (fam.upper(), fam.upper()))
         for key, name, types, flags, zero in tables[fam]:

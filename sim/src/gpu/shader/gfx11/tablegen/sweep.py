@@ -149,6 +149,10 @@ elif FAM in ("mubuf", "mtbuf"):
         w1 = (0x80 << 24) | (1 << 22) | (1 << 16) | (2 << 8) | 1
         cases.append((op, [[w, w1], [w, w1 & ~(1 << 22)], [w, w1 & ~(0xff << 8)],
                            [w, (w1 & ~(1 << 22)) & ~(0xff << 8)]]))
+elif FAM == "ufmt":
+    # MTBUF's 7-bit format field: LLVM prints a named one as `format:[BUF_FMT_...]`.
+    for fmt in range(128):
+        cases.append((fmt, [[(0x3a << 26) | (fmt << 19), (0x80 << 24) | (1 << 16) | (2 << 8)]]))
 else:
     sys.exit("sweep.py: unknown family " + FAM)
 
