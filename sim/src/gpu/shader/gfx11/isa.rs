@@ -37,7 +37,7 @@ pub use opcode::Op;
 
 /// Facts of one row of a generated opcode table beyond the operand types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct RowFlags(u8);
+pub struct RowFlags(u16);
 
 impl RowFlags {
     /// Nothing special.
@@ -57,6 +57,11 @@ impl RowFlags {
     /// 16-bit VGPR operands name a register half (true16: bit 7 of the field selects the high
     /// half), printed `v1.l` / `v1.h`.
     pub const TRUE16: Self = Self(32);
+    /// LLVM 19 reads source 0's VGPR through a Lo128 class (a "fake16" 16-bit instruction in a
+    /// 32-bit encoding): v128 and up print with an `/*Invalid register ...*/` note.
+    pub const LO128_SRC0: Self = Self(64);
+    /// As [`RowFlags::LO128_SRC0`], for source 1.
+    pub const LO128_SRC1: Self = Self(128);
 
     /// Whether every flag of `other` is set.
     pub const fn has(self, other: Self) -> bool {

@@ -64,11 +64,13 @@ fn vop(out: &mut String, inst: &Inst) {
         }
         let neg = inst.mods.neg >> i & 1 != 0;
         let abs = inst.mods.abs >> i & 1 != 0;
+        let o = ops.next();
         if true16 {
-            half(ops.next(), inst.src[i], ty[i + 1]);
+            half(o, inst.src[i], ty[i + 1]);
         } else {
-            modified(ops.next(), inst.src[i], ty[i + 1], neg, abs);
+            modified(o, inst.src[i], ty[i + 1], neg, abs);
         }
+        lo128_note(o, inst, i);
     }
     if inst.row.flags.has(RowFlags::K) && inst.op.name().contains("fmaak") {
         let _ = write!(ops.next(), "0x{:x}", inst.imm);
@@ -81,6 +83,21 @@ fn vop(out: &mut String, inst: &Inst) {
     }
     if let Some(dpp) = inst.dpp {
         dpp_text(out, dpp);
+    }
+}
+
+/// LLVM 19's note after a VGPR at v128 or above in a slot it reads through a Lo128 class
+/// ([`RowFlags::LO128_SRC0`]): the 32-bit encodings of its "fake16" instructions, DPP16
+/// and DPP8 forms aside.
+fn lo128_note(out: &mut String, inst: &Inst, slot: usize) {
+    let (flag, class) = match slot {
+        0 => (RowFlags::LO128_SRC0, "VS_32_Lo128"),
+        1 => (RowFlags::LO128_SRC1, "VGPR_32_Lo128"),
+        _ => return,
+    };
+    let high = matches!(inst.src[slot], Operand::Vgpr(n) if n >= 128);
+    if high && inst.row.flags.has(flag) && inst.enc != Encoding::Vop3 && inst.dpp.is_none() {
+        let _ = write!(out, "/*Invalid register, operand has '{class}' register class*/");
     }
 }
 

@@ -37,7 +37,8 @@ def load(fam):
     for line in open(os.path.join(SWEEP, fam + ".txt")):
         fields = line.rstrip("\n").split("\t")
         if fields[1] != "-":
-            rows[int(fields[0])] = (fields[1], int(fields[2], 16) if len(fields) > 2 else 0)
+            rows[int(fields[0])] = (fields[1], int(fields[2], 16) if len(fields) > 2 else 0,
+                                    fields[3] if len(fields) > 3 else "")
     return rows
 
 
@@ -148,13 +149,14 @@ ops = {}
 tables = {}
 for fam in FAMS:
     rows = []
-    for key, (text, zero) in sorted(load(fam).items()):
+    for key, (text, zero, lo128) in sorted(load(fam).items()):
         if fam in ("vopdx", "vopdy"):
             text = text.split(" :: ")[0 if fam == "vopdx" else 1]
         name, toks = split(text)
         types, flags = signature(fam, base(name), toks)
         if base(name) != name:
             flags.append("SUFFIX")
+        flags += ["LO128_SRC%s" % slot for slot in lo128]
         name = base(name)
         ops.setdefault(name, None)
         rows.append((key, name, types, flags, zero))
@@ -179,7 +181,7 @@ with open(os.path.join(OUT, "tables.rs"), "w") as f:
             % ", ".join(sorted({t for rows in tables.values() for _, _, types, _, _ in rows for t in types})))
     f.write("/// What llvm-mc-19 prints after an MTBUF's soffset for each value of its format field\n"
             "/// (nothing for the default, 1).\npub(crate) const MTBUF_FORMAT: [&str; 128] = [\n")
-    for fmt, (text, _) in sorted(load("ufmt").items()):
+    for fmt, (text, _, _) in sorted(load("ufmt").items()):
         m = re.search(r" format:\S+", text)
         f.write("    \"%s\",\n" % (m.group(0) if m else ""))
     f.write("];\n\n")

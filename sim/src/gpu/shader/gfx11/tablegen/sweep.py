@@ -216,8 +216,24 @@ while pending:
             nxt.append((op, variants[1:]))
     pending = nxt
 zero = probe(chosen)
+
+# The 32-bit encodings of LLVM 19's "fake16" 16-bit instructions read VGPR fields through
+# Lo128 register classes: v128 and up print with an `/*Invalid register ...*/` note. Which
+# slots do is found by putting v200 in each VGPR field: `lo128[op]` lists the slots (d, 0, 1).
+LO128_FIELDS = {"vop1": [("d", 17, 8, 200), ("0", 0, 9, 0x1c8)],
+                "vop2": [("d", 17, 8, 200), ("0", 0, 9, 0x1c8), ("1", 9, 8, 200)],
+                "vopc": [("0", 0, 9, 0x1c8), ("1", 9, 8, 200)]}.get(FAM, [])
+lo128 = {op: "" for op in chosen}
+jobs = []
+for op, ws in chosen.items():
+    for slot, lo, width, val in LO128_FIELDS:
+        w = ws[0] & ~(((1 << width) - 1) << lo) | val << lo
+        jobs.append((op, slot, [w]))
+for (op, slot, _), t in zip(jobs, dis_batch([ws for _, _, ws in jobs])):
+    if t and "v200/*Invalid register" in t:
+        lo128[op] += slot
 for op, _ in cases:
     if result[op]:
-        print("%d\t%s\t%x" % (op, result[op], zero[op]))
+        print("%d\t%s\t%x\t%s" % (op, result[op], zero[op], lo128[op]))
     else:
         print("%d\t-" % op)
