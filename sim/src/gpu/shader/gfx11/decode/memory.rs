@@ -69,8 +69,8 @@ pub fn flat(words: &[u32]) -> Result<Inst, DecodeError> {
 /// The second dword of MUBUF and MTBUF: `soffset[31:24] idxen[23] offen[22] tfe[21]
 /// srsrc[20:16] vdata[15:8] vaddr[7:0]`, and the first's `glc[14] dlc[13] slc[12]
 /// offset[11:0]`.
-fn buffer(inst: &mut Inst, w: u32, w1: u32, family: &'static str) -> Result<(), DecodeError> {
-    inst.dwords = 2;
+fn buffer(inst: &mut Inst, words: &[u32], family: &'static str) -> Result<(), DecodeError> {
+    let (w, w1) = (words[0], word(words, 1, family)?);
     inst.mem.offset = field(w, 0, 12) as i32;
     inst.mem.slc = field(w, 12, 1) != 0;
     inst.mem.dlc = field(w, 13, 1) != 0;
@@ -82,28 +82,27 @@ fn buffer(inst: &mut Inst, w: u32, w1: u32, family: &'static str) -> Result<(), 
     inst.mem.tfe = field(w1, 21, 1) != 0;
     inst.mem.offen = field(w1, 22, 1) != 0;
     inst.mem.idxen = field(w1, 23, 1) != 0;
-    let mut lit = super::operand::Literal::at(&[], 0, family);
+    let mut lit = super::operand::Literal::at(words, 2, family);
     inst.mem.soffset = lit.source(field(w1, 24, 8), Ty::B32)?;
+    inst.dwords = lit.dwords();
     Ok(())
 }
 
 /// MUBUF: `[31:26]=0x38 op[25:18] lds[16]` and the buffer fields.
 pub fn mubuf(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let w1 = word(words, 1, "MUBUF")?;
     let row = row(words, tables::MUBUF, field(w, 18, 8), "MUBUF")?;
     let mut inst = Inst::new(Encoding::Mubuf, row);
-    buffer(&mut inst, w, w1, "MUBUF")?;
+    buffer(&mut inst, words, "MUBUF")?;
     Ok(inst)
 }
 
 /// MTBUF: `[31:26]=0x3a format[25:19] op[18:15]` and the buffer fields.
 pub fn mtbuf(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let w1 = word(words, 1, "MTBUF")?;
     let row = row(words, tables::MTBUF, field(w, 15, 4), "MTBUF")?;
     let mut inst = Inst::new(Encoding::Mtbuf, row);
     inst.mem.format = field(w, 19, 7) as u8;
-    buffer(&mut inst, w, w1, "MTBUF")?;
+    buffer(&mut inst, words, "MTBUF")?;
     Ok(inst)
 }

@@ -51,6 +51,8 @@ impl<'a> Literal<'a> {
             236 => Operand::Special(Special::SharedLimit),
             237 => Operand::Special(Special::PrivateBase),
             238 => Operand::Special(Special::PrivateLimit),
+            239 => Operand::Special(Special::PopsExitingWaveId),
+            254 => Operand::Special(Special::LdsDirect),
             251 => Operand::Special(Special::Vccz),
             252 => Operand::Special(Special::Execz),
             253 => Operand::Special(Special::Scc),
@@ -97,7 +99,8 @@ pub fn scalar(code: u32, ty: Ty, family: &'static str) -> Result<Operand, Decode
     let valid = match code {
         0..=105 => Some((code & !(align - 1), 106)),
         108..=123 => Some((108 + ((code - 108) & !(align - 1)), 124)),
-        106 | 124 | 126 if dwords == 2 => Some((code, code + 2)),
+        106 | 126 if dwords == 2 => Some((code, code + 2)),
+        124 => Some((124, 128)),
         _ => None,
     };
     match valid {

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::operand::{operand, sgpr};
+use crate::gpu::shader::disasm::operand::range;
 use crate::gpu::shader::gfx11::tables;
 use crate::gpu::shader::disasm::Operands;
 use crate::gpu::shader::gfx11::isa::{Encoding, Inst, Op};
@@ -20,13 +21,10 @@ pub fn write(out: &mut String, inst: &Inst) {
 
 /// A VGPR tuple of `dwords` starting at `op`.
 fn vreg(out: &mut String, op: Operand, dwords: u32) {
-    let ty = match dwords {
-        2 => Ty::B64,
-        3 => Ty::B96,
-        4 => Ty::B128,
-        _ => Ty::B32,
-    };
-    operand(out, op, ty);
+    match op {
+        Operand::Vgpr(n) => range(out, "v", u32::from(n), dwords),
+        _ => operand(out, op, Ty::B32),
+    }
 }
 
 /// DS: `[vdst,] addr[, data0[, data1]]`, then offsets and `gds`.

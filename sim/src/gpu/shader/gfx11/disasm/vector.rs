@@ -138,15 +138,21 @@ fn vop3p(out: &mut String, inst: &Inst) {
     let ty = inst.row.ty;
     let mut ops = Operands::new(out);
     operand(ops.next(), inst.dst, ty[0]);
+    let mix = inst.op.name().starts_with("v_fma_mix");
+    let m = inst.mods;
     let mut n = 0;
     for i in 0..3 {
         if ty[i + 1] != Ty::N {
-            operand(ops.next(), inst.src[i], ty[i + 1]);
+            if mix {
+                // The mixed-precision FMAs take float modifiers: neg_lo is `-x`, neg_hi `|x|`.
+                let (neg, abs) = (m.neg >> i & 1 != 0, m.neg_hi >> i & 1 != 0);
+                modified(ops.next(), inst.src[i], ty[i + 1], neg, abs);
+            } else {
+                operand(ops.next(), inst.src[i], ty[i + 1]);
+            }
             n += 1;
         }
     }
-    let mix = inst.op.name().starts_with("v_fma_mix");
-    let m = inst.mods;
     let all = (1u8 << n) - 1;
     if m.op_sel & all != 0 {
         bit_list(out, "op_sel", m.op_sel, n);
@@ -155,10 +161,10 @@ fn vop3p(out: &mut String, inst: &Inst) {
     if m.op_sel_hi & all != hi_default {
         bit_list(out, "op_sel_hi", m.op_sel_hi, n);
     }
-    if m.neg & all != 0 {
+    if m.neg & all != 0 && !mix {
         bit_list(out, "neg_lo", m.neg, n);
     }
-    if m.neg_hi & all != 0 {
+    if m.neg_hi & all != 0 && !mix {
         bit_list(out, "neg_hi", m.neg_hi, n);
     }
     if m.clamp {
@@ -213,13 +219,13 @@ fn vinterp(out: &mut String, inst: &Inst) {
             false,
         );
     }
+    if inst.mods.clamp {
+        out.push_str(" clamp");
+    }
     if inst.mods.op_sel != 0 {
         bit_list(out, "op_sel", inst.mods.op_sel, 4);
     }
     let _ = write!(out, " wait_exp:{}", inst.imm);
-    if inst.mods.clamp {
-        out.push_str(" clamp");
-    }
 }
 
 /// The DPP control as LLVM names it.
