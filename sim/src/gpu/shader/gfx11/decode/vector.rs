@@ -6,7 +6,7 @@ use super::{DecodeError, field, row};
 use crate::gpu::shader::decode::word;
 use crate::gpu::shader::gfx11::isa::{Dpp, Encoding, Inst, Row, RowFlags};
 use crate::gpu::shader::gfx11::tables;
-use crate::gpu::shader::isa::{DppControl, Operand};
+use crate::gpu::shader::isa::{DppControl, Operand, Ty};
 
 /// If `src0` announces a DPP word at `words[index]`: the DPP form and the real source 0
 /// (a VGPR), with DPP16's source modifiers put in `inst.mods`.
@@ -169,6 +169,14 @@ pub fn vopd(words: &[u32]) -> Result<Inst, DecodeError> {
     let w1 = word(words, 1, "VOPD")?;
     let x = row(words, tables::VOPDX, field(w, 22, 4), "VOPD X")?;
     let y = row(words, tables::VOPDY, field(w, 17, 5), "VOPD Y")?;
+    // A half without source 1 (`v_dual_mov_b32`) leaves its vsrc1 field zero; LLVM rejects
+    // the word otherwise (llvm-mc-19).
+    if (x.ty[2] == Ty::N && field(w, 9, 8) != 0) || (y.ty[2] == Ty::N && field(w1, 9, 8) != 0) {
+        return Err(DecodeError::Invalid {
+            family: "VOPD",
+            what: "vsrc1 of a half that has no source 1",
+        });
+    }
     let mut inst = Inst::new(Encoding::Vopd, x);
     let mut lit = Literal::at(words, 2, "VOPD");
     let vdst_x = field(w1, 24, 8);
