@@ -18,12 +18,15 @@ fn gfx11_decoder_agrees_with_llvm_mc_on_random_encodings() {
     let (mut accepted, mut rejected) = (0, 0);
     for line in GOLDEN.lines() {
         let mut fields = line.split('\t');
-        let words: Vec<u32> = fields
+        let mut words: Vec<u32> = fields
             .next()
             .expect("words")
             .split(' ')
             .map(|w| u32::from_str_radix(w, 16).expect("hex word"))
             .collect();
+        // The two `s_nop 0` fuzz.py put after every candidate: LLVM read an image
+        // instruction's NSA address dwords from them where the candidate was too short.
+        words.extend([0xbf80_0000, 0xbf80_0000]);
         let ours = decode(&words).map(|inst| (usize::from(inst.dwords), disassemble(&inst)));
         match (fields.next(), fields.next()) {
             (Some("-"), None) => {
@@ -48,7 +51,12 @@ fn gfx11_decoder_agrees_with_llvm_mc_on_random_encodings() {
         accepted > 500 && rejected > 500,
         "{accepted} accepted, {rejected} rejected"
     );
-    let known: Vec<&str> = KNOWN.lines().collect();
+    // One line per encoding: its three words, a tab, why it still differs.
+    let known: Vec<&str> = KNOWN
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.split('\t').next().unwrap_or(l))
+        .collect();
     let fixed: Vec<&&str> = known
         .iter()
         .filter(|k| !failures.iter().any(|f| f.starts_with(**k)))

@@ -62,6 +62,9 @@ impl RowFlags {
     pub const LO128_SRC0: Self = Self(64);
     /// As [`RowFlags::LO128_SRC0`], for source 1.
     pub const LO128_SRC1: Self = Self(128);
+    /// An image instruction that takes a sampler (`image_sample*`, `image_gather4*`,
+    /// `image_get_lod`).
+    pub const SAMPLER: Self = Self(256);
 
     /// Whether every flag of `other` is set.
     pub const fn has(self, other: Self) -> bool {
@@ -148,6 +151,78 @@ pub enum Encoding {
     Mubuf,
     /// Typed buffer (`[31:26] = 0x3a`).
     Mtbuf,
+    /// Image (`[31:26] = 0x3c`): [`Inst::image`] holds its fields.
+    Mimg,
+}
+
+/// How many registers LLVM prints for the data and the address of an image instruction of one
+/// MIMG row (opcode, dim, a16), generated from the sweep. LLVM computes a data size n from
+/// dmask (4 for gather4 and `image_msaa_load`), d16 and tfe, and prints the variant of that
+/// size with the row's address size; where the opcode has no such variant it keeps the one
+/// its decoder table matched first, of other sizes, which `data[n]` records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MimgShape {
+    /// The row key: `opcode * 16 + dim * 2 + a16`.
+    pub key: u16,
+    /// Address dwords.
+    pub addr: u8,
+    /// For each computed data size n (0..=5): the data dwords printed, with bit 7 set when
+    /// the address dwords printed are [`MimgShape::addr`], clear when [`MimgShape::other_addr`].
+    pub data: [u8; 6],
+    /// The address dwords of the variant LLVM keeps.
+    pub other_addr: u8,
+}
+
+impl MimgShape {
+    /// A shape (used by the generated table).
+    pub const fn new(key: u16, addr: u8, data: [u8; 6], other_addr: u8) -> Self {
+        Self {
+            key,
+            addr,
+            data,
+            other_addr,
+        }
+    }
+
+    /// The data and address dwords LLVM prints for computed data size `n`.
+    pub fn dwords(&self, n: u32) -> (u8, u8) {
+        let e = self.data[(n as usize).min(5)];
+        let addr = if e & 0x80 != 0 {
+            self.addr
+        } else {
+            self.other_addr
+        };
+        (e & 0x7f, addr)
+    }
+}
+
+/// The fields of an image (MIMG) instruction beyond [`Mem`]'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Image {
+    /// Component mask.
+    pub dmask: u8,
+    /// Resource dimension (`SQ_RSRC_IMG_1D` .. `SQ_RSRC_IMG_2D_MSAA_ARRAY`).
+    pub dim: u8,
+    /// Unnormalised coordinates.
+    pub unorm: bool,
+    /// 128-bit resource descriptor.
+    pub r128: bool,
+    /// 16-bit addresses.
+    pub a16: bool,
+    /// 16-bit data.
+    pub d16: bool,
+    /// LOD warning enable.
+    pub lwe: bool,
+    /// Non-sequential address: the address VGPRs are listed one by one.
+    pub nsa: bool,
+    /// The address VGPRs (sequential: the first of the tuple).
+    pub addr: [u8; 13],
+    /// How many address dwords LLVM prints.
+    pub addr_dwords: u8,
+    /// How many data dwords LLVM prints.
+    pub data_dwords: u8,
+    /// The sampler descriptor's first SGPR, if the instruction takes one.
+    pub ssamp: Option<u8>,
 }
 
 /// A DPP form of a VOP1/VOP2/VOPC/VOP3 instruction.
@@ -249,6 +324,8 @@ pub struct Inst {
     pub mem: Mem,
     /// VOPD: the Y operation (its row, destination, sources 0 and 1).
     pub dual: Option<(&'static Row, Operand, [Operand; 2])>,
+    /// MIMG: the image fields.
+    pub image: Option<Image>,
 }
 
 impl Inst {
@@ -267,6 +344,7 @@ impl Inst {
             dpp: None,
             mem: Mem::NONE,
             dual: None,
+            image: None,
         }
     }
 }

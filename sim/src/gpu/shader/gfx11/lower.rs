@@ -88,7 +88,7 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         E11::Ds => Encoding::Ds,
         E11::Flat => Encoding::Flat,
         E11::Mubuf => Encoding::Mubuf,
-        E11::Vopd | E11::Vinterp | E11::Mtbuf => {
+        E11::Vopd | E11::Vinterp | E11::Mtbuf | E11::Mimg => {
             return Err(DecodeError::NotSimulated(g.op.name()));
         }
     };

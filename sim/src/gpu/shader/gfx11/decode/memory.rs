@@ -1,9 +1,9 @@
-//! DS, FLAT/GLOBAL/SCRATCH, MUBUF and MTBUF.
+//! DS, FLAT/GLOBAL/SCRATCH, MUBUF, MTBUF and MIMG.
 
 use super::operand::{NULL, scalar, sdst, vgpr};
 use super::{DecodeError, field, row};
 use crate::gpu::shader::decode::word;
-use crate::gpu::shader::gfx11::isa::{Encoding, Inst};
+use crate::gpu::shader::gfx11::isa::{Encoding, Image, Inst, RowFlags};
 use crate::gpu::shader::gfx11::tables;
 use crate::gpu::shader::isa::{Operand, Ty};
 
@@ -104,5 +104,85 @@ pub fn mtbuf(words: &[u32]) -> Result<Inst, DecodeError> {
     let mut inst = Inst::new(Encoding::Mtbuf, row);
     inst.mem.format = field(w, 19, 7) as u8;
     buffer(&mut inst, words, "MTBUF")?;
+    Ok(inst)
+}
+
+/// MIMG: `[31:26]=0x3c op[25:18] d16[17] a16[16] r128[15] glc[14] dlc[13] slc[12]
+/// dmask[11:8] unorm[7] dim[4:2] nsa[1:0]`, then `ssamp[30:26] lwe[22] tfe[21] srsrc[20:16]
+/// vdata[15:8] vaddr0[7:0]`, then `nsa` dwords of further address VGPRs, one a byte.
+///
+/// How many data and address registers there are is LLVM's reading (see
+/// [`MimgShape`](crate::gpu::shader::gfx11::isa::MimgShape)). LLVM takes the NSA form only
+/// when the opcode has NSA variants of that many dwords (up to 4 more addresses a dword);
+/// otherwise it reads the word as the sequential form and ignores the nsa bits (llvm-mc-19).
+pub fn mimg(words: &[u32]) -> Result<Inst, DecodeError> {
+    let w = words[0];
+    let w1 = word(words, 1, "MIMG")?;
+    let (op, dim, a16) = (field(w, 18, 8), field(w, 2, 3), field(w, 16, 1));
+    let key = op * 16 + dim * 2 + a16;
+    let row = row(words, tables::MIMG, key, "MIMG")?;
+    let shape = tables::MIMG_SHAPE
+        .binary_search_by_key(&key, |s| u32::from(s.key))
+        .map(|i| tables::MIMG_SHAPE[i])
+        .map_err(|_| DecodeError::UnknownOpcode {
+            family: "MIMG",
+            opcode: key,
+        })?;
+    let mut inst = Inst::new(Encoding::Mimg, row);
+    inst.dwords = 2;
+    inst.mem.slc = field(w, 12, 1) != 0;
+    inst.mem.dlc = field(w, 13, 1) != 0;
+    inst.mem.glc = field(w, 14, 1) != 0;
+    inst.mem.tfe = field(w1, 21, 1) != 0;
+    inst.mem.sbase = scalar(field(w1, 16, 5) << 2, Ty::B256, "MIMG")?;
+    inst.dst = vgpr(field(w1, 8, 8));
+    let dmask = field(w, 8, 4);
+    let d16 = field(w, 17, 1) != 0;
+    let name = row.op.name();
+    let mut data = if name.contains("gather4") || name.contains("msaa_load") {
+        4
+    } else {
+        dmask.count_ones().max(1)
+    };
+    if d16 {
+        data = data.div_ceil(2);
+    }
+    data += u32::from(inst.mem.tfe);
+    let (data, addr) = shape.dwords(data);
+    let mut image = Image {
+        dmask: dmask as u8,
+        dim: dim as u8,
+        unorm: field(w, 7, 1) != 0,
+        r128: field(w, 15, 1) != 0,
+        a16: a16 != 0,
+        d16,
+        lwe: field(w1, 22, 1) != 0,
+        nsa: false,
+        addr: [0; 13],
+        addr_dwords: addr,
+        data_dwords: data,
+        ssamp: row
+            .flags
+            .has(RowFlags::SAMPLER)
+            .then_some(field(w1, 26, 5) as u8 * 4),
+    };
+    image.addr[0] = field(w1, 0, 8) as u8;
+    let nsa = field(w, 0, 2);
+    // NSA variants exist for 2..=5 addresses with one extra dword, 6..=9 with two, 10..=13
+    // with three; an opcode has those its sequential address sizes reach.
+    let nsa_sizes = (nsa * 4).saturating_sub(2)..=(nsa * 4 + 1);
+    let has_nsa = nsa > 0 && tables::MIMG_SHAPE.iter().any(|s| {
+        u32::from(s.key) / 16 == op && nsa_sizes.contains(&u32::from(s.addr))
+    });
+    if has_nsa {
+        image.nsa = true;
+        for i in 1..usize::from(addr).min(13) {
+            let extra = word(words, 2 + (i - 1) / 4, "MIMG")?;
+            image.addr[i] = (extra >> (8 * ((i - 1) % 4))) as u8;
+        }
+        inst.dwords = 2 + nsa as u8;
+        word(words, inst.dwords as usize - 1, "MIMG")?;
+    }
+    inst.image = Some(image);
     Ok(inst)
 }

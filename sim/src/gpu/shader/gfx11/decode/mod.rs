@@ -13,8 +13,9 @@ pub use crate::gpu::shader::decode::DecodeError;
 use crate::gpu::shader::decode::{bits, word};
 use crate::gpu::shader::gfx11::isa::{Inst, Row};
 
-/// Longest GFX11 instruction in dwords (a 64-bit encoding plus a DPP word or a literal).
-pub const MAX_INST_DWORDS: usize = 3;
+/// Longest GFX11 instruction in dwords (an image instruction with three NSA address dwords;
+/// the longest ALU one is a 64-bit encoding plus a DPP word or a literal, 3).
+pub const MAX_INST_DWORDS: usize = 5;
 
 /// Decode the instruction starting at `words[0]`. `words` may be longer than the instruction;
 /// the result's `dwords` says how many it used.
@@ -45,7 +46,7 @@ pub fn decode(words: &[u32]) -> Result<Inst, DecodeError> {
         (0x37, _) => memory::flat(words),
         (0x38, _) => memory::mubuf(words),
         (0x3a, _) => memory::mtbuf(words),
-        (0x3c, _) => Err(DecodeError::UnsupportedEncoding("MIMG")),
+        (0x3c, _) => memory::mimg(words),
         (0x3e, _) => Err(DecodeError::UnsupportedEncoding("EXP")),
         (_, 0xce) => Err(DecodeError::UnsupportedEncoding("LDSDIR")),
         _ => Err(DecodeError::UnsupportedEncoding("unknown GFX11 prefix")),

@@ -149,6 +149,17 @@ elif FAM in ("mubuf", "mtbuf"):
         w1 = (0x80 << 24) | (1 << 22) | (1 << 16) | (2 << 8) | 1
         cases.append((op, [[w, w1], [w, w1 & ~(1 << 22)], [w, w1 & ~(0xff << 8)],
                            [w, (w1 & ~(1 << 22)) & ~(0xff << 8)]]))
+elif FAM == "mimg":
+    # Keyed op * 16 + dim * 2 + a16: the address count LLVM reads depends on all three.
+    for op in range(256):
+        for dim in range(8):
+            for a16 in range(2):
+                w = (0x3c << 26) | (op << 18) | (a16 << 16) | (dim << 2)
+                w1 = (2 << 16) | (1 << 8) | 20
+                cases.append((op * 16 + dim * 2 + a16,
+                              [[w | (0xf << 8), w1 | (4 << 26)], [w | (0xf << 8), w1],
+                               [w | (1 << 8), w1 | (4 << 26)], [w | (1 << 8), w1],
+                               [w | (3 << 8), w1]]))
 elif FAM == "ufmt":
     # MTBUF's 7-bit format field: LLVM prints a named one as `format:[BUF_FMT_...]`.
     for fmt in range(128):
@@ -176,6 +187,7 @@ PROBE = {
     "vinterp": bits((0, 15), (23, 23), (32, 63)), "ds": bits((0, 17), (32, 63)),
     "flat": bits((0, 15), (25, 25), (32, 47), (55, 63)),
     "mubuf": bits((0, 17), (32, 63)), "mtbuf": bits((0, 14), (32, 63)),
+    "mimg": bits((5, 7), (12, 15), (32, 63)),
 }
 
 
@@ -232,8 +244,24 @@ for op, ws in chosen.items():
 for (op, slot, _), t in zip(jobs, dis_batch([ws for _, _, ws in jobs])):
     if t and "v200/*Invalid register" in t:
         lo128[op] += slot
+# MIMG: the data and address registers LLVM prints for each dmask (1, 3, 7, 15), d16 and tfe
+# (`vdata:vaddr` dwords, `-` where rejected); emit.py derives the rule and its exceptions.
+shapes = {op: "" for op in chosen}
+if FAM == "mimg":
+    jobs = []
+    for op, ws in chosen.items():
+        for dmask in (1, 3, 7, 15):
+            for d16 in range(2):
+                for tfe in range(2):
+                    w0 = ws[0] & ~((0xf << 8) | (1 << 17)) | dmask << 8 | d16 << 17
+                    jobs.append((op, [w0, ws[1] | tfe << 21]))
+    width = lambda t: (lambda m: int(m.group(2)) - int(m.group(1)) + 1 if m else 1)(
+        re.match(r"v\[(\d+):(\d+)\]", t))
+    for (op, _), t in zip(jobs, dis_batch([ws for _, ws in jobs])):
+        m = t and re.match(r"\S+ (\S+), (\S+),", t)
+        shapes[op] += " %d:%d" % (width(m.group(1)), width(m.group(2))) if m else " -"
 for op, _ in cases:
     if result[op]:
-        print("%d\t%s\t%x\t%s" % (op, result[op], zero[op], lo128[op]))
+        print("%d\t%s\t%x\t%s" % (op, result[op], zero[op], lo128[op] or shapes[op].strip()))
     else:
         print("%d\t-" % op)
