@@ -215,8 +215,9 @@ pub struct Image {
     pub lwe: bool,
     /// Non-sequential address: the address VGPRs are listed one by one.
     pub nsa: bool,
-    /// The address VGPRs (sequential: the first of the tuple).
-    pub addr: [u8; 13],
+    /// The address VGPRs: sequential, the first of the tuple; NSA, up to five, the fifth the
+    /// first of a tuple of the remaining addresses.
+    pub addr: [u8; 5],
     /// How many address dwords LLVM prints.
     pub addr_dwords: u8,
     /// How many data dwords LLVM prints.

@@ -109,12 +109,10 @@ pub fn mtbuf(words: &[u32]) -> Result<Inst, DecodeError> {
 
 /// MIMG: `[31:26]=0x3c op[25:18] d16[17] a16[16] r128[15] glc[14] dlc[13] slc[12]
 /// dmask[11:8] unorm[7] dim[4:2] nsa[1:0]`, then `ssamp[30:26] lwe[22] tfe[21] srsrc[20:16]
-/// vdata[15:8] vaddr0[7:0]`, then `nsa` dwords of further address VGPRs, one a byte.
+/// vdata[15:8] vaddr0[7:0]`, then (NSA) a dword of four more address VGPRs, one a byte.
 ///
 /// How many data and address registers there are is LLVM's reading (see
-/// [`MimgShape`](crate::gpu::shader::gfx11::isa::MimgShape)). LLVM takes the NSA form only
-/// when the opcode has NSA variants of that many dwords (up to 4 more addresses a dword);
-/// otherwise it reads the word as the sequential form and ignores the nsa bits (llvm-mc-19).
+/// [`MimgShape`](crate::gpu::shader::gfx11::isa::MimgShape)).
 pub fn mimg(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "MIMG")?;
@@ -158,7 +156,7 @@ pub fn mimg(words: &[u32]) -> Result<Inst, DecodeError> {
         d16,
         lwe: field(w1, 22, 1) != 0,
         nsa: false,
-        addr: [0; 13],
+        addr: [0; 5],
         addr_dwords: addr,
         data_dwords: data,
         ssamp: row
@@ -167,21 +165,16 @@ pub fn mimg(words: &[u32]) -> Result<Inst, DecodeError> {
             .then_some(field(w1, 26, 5) as u8 * 4),
     };
     image.addr[0] = field(w1, 0, 8) as u8;
-    let nsa = field(w, 0, 2);
-    // NSA variants exist for 2..=5 addresses with one extra dword, 6..=9 with two, 10..=13
-    // with three; an opcode has those its sequential address sizes reach.
-    let nsa_sizes = (nsa * 4).saturating_sub(2)..=(nsa * 4 + 1);
-    let has_nsa = nsa > 0 && tables::MIMG_SHAPE.iter().any(|s| {
-        u32::from(s.key) / 16 == op && nsa_sizes.contains(&u32::from(s.addr))
-    });
-    if has_nsa {
+    // NSA (bit 0): a third dword holds four more address VGPRs, one a byte; LLVM lists at most
+    // five address operands, the fifth a tuple of whatever addresses remain. Bit 1 is not
+    // looked at (llvm-mc-19 reads such words as the sequential form).
+    if field(w, 0, 1) != 0 {
         image.nsa = true;
-        for i in 1..usize::from(addr).min(13) {
-            let extra = word(words, 2 + (i - 1) / 4, "MIMG")?;
-            image.addr[i] = (extra >> (8 * ((i - 1) % 4))) as u8;
+        let extra = word(words, 2, "MIMG")?;
+        for i in 1..5 {
+            image.addr[i] = (extra >> (8 * (i - 1))) as u8;
         }
-        inst.dwords = 2 + nsa as u8;
-        word(words, inst.dwords as usize - 1, "MIMG")?;
+        inst.dwords = 3;
     }
     inst.image = Some(image);
     Ok(inst)

@@ -38,15 +38,19 @@ pub fn write(out: &mut String, inst: &Inst) {
     let o = ops.next();
     if image.nsa {
         o.push('[');
-        for (i, a) in image.addr[..usize::from(image.addr_dwords)].iter().enumerate() {
-            let _ = write!(o, "{}v{a}", if i == 0 { "" } else { ", " });
+        let n = u32::from(image.addr_dwords);
+        for i in 0..n.min(5) {
+            let count = if i == 4 { n - 4 } else { 1 };
+            o.push_str(if i == 0 { "" } else { ", " });
+            range(o, "v", u32::from(image.addr[i as usize]), count);
         }
         o.push(']');
     } else {
         range(o, "v", u32::from(image.addr[0]), u32::from(image.addr_dwords));
     }
     if let Operand::Sgpr(n) = inst.mem.sbase {
-        sgpr(ops.next(), n, if image.r128 { 4 } else { 8 });
+        // LLVM prints eight registers whether or not r128 is set.
+        sgpr(ops.next(), n, 8);
     }
     if let Some(s) = image.ssamp {
         sgpr(ops.next(), s, 4);
