@@ -65,6 +65,19 @@ impl RowFlags {
     /// An image instruction that takes a sampler (`image_sample*`, `image_gather4*`,
     /// `image_get_lod`).
     pub const SAMPLER: Self = Self(256);
+    /// Source 0 must be a VGPR (`v_swap_b32`, `v_readfirstlane_b32`): LLVM prints a scalar
+    /// register there with a `VGPR_32` note, a constant with an `Invalid immediate` one.
+    pub const VGPR_SRC0: Self = Self(512);
+    /// LLVM has no DPP16 form of this opcode.
+    pub const NO_DPP16: Self = Self(1024);
+    /// LLVM has no DPP8 form of this opcode.
+    pub const NO_DPP8: Self = Self(2048);
+    /// A VOP3 whose op_sel bits LLVM accepts but does not print.
+    pub const HIDDEN_OPSEL: Self = Self(4096);
+    /// A VOP3 whose abs bits LLVM accepts but does not print.
+    pub const HIDDEN_ABS: Self = Self(8192);
+    /// A VOP3 whose neg bits LLVM accepts but does not print.
+    pub const HIDDEN_NEG: Self = Self(16384);
 
     /// Whether every flag of `other` is set.
     pub const fn has(self, other: Self) -> bool {

@@ -85,6 +85,15 @@ fn buffer(inst: &mut Inst, words: &[u32], family: &'static str) -> Result<(), De
     let mut lit = super::operand::Literal::at(words, 2, family);
     inst.mem.soffset = lit.source(field(w1, 24, 8), Ty::B32)?;
     inst.dwords = lit.dwords();
+    // The data registers must end inside the file (LLVM has no register past v255); the
+    // LDS loads have none.
+    let data = inst.row.ty[0].dwords() + u32::from(inst.mem.tfe);
+    if !inst.op.name().contains("_lds_") && field(w1, 8, 8) + data > 256 {
+        return Err(DecodeError::Invalid {
+            family,
+            what: "data registers past v255",
+        });
+    }
     Ok(())
 }
 
@@ -175,6 +184,14 @@ pub fn mimg(words: &[u32]) -> Result<Inst, DecodeError> {
             image.addr[i] = (extra >> (8 * (i - 1))) as u8;
         }
         inst.dwords = 3;
+    }
+    let addr_end = u32::from(image.addr[if image.nsa { 4 } else { 0 }])
+        + u32::from(addr).saturating_sub(if image.nsa { 4 } else { 0 });
+    if field(w1, 8, 8) + u32::from(data) > 256 || addr_end > 256 {
+        return Err(DecodeError::Invalid {
+            family: "MIMG",
+            what: "data or address registers past v255",
+        });
     }
     inst.image = Some(image);
     Ok(inst)

@@ -52,7 +52,7 @@ pub fn sopk(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let row = row(words, tables::SOPK, field(w, 23, 5), "SOPK")?;
     let mut inst = Inst::new(Encoding::Sopk, row);
-    inst.dst = sdst(field(w, 16, 7));
+    inst.dst = scalar(field(w, 16, 7), row.ty[0], "SOPK")?;
     inst.imm = field(w, 0, 16);
     if row.op == Op::SSetregImm32B32 {
         let raw = word(words, 1, "SOPK")?;

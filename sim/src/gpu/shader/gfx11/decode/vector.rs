@@ -19,6 +19,17 @@ fn dpp(
     if !matches!(src0, DPP16 | DPP8 | DPP8_FI) {
         return Ok(None);
     }
+    let refused = if src0 == DPP16 {
+        RowFlags::NO_DPP16
+    } else {
+        RowFlags::NO_DPP8
+    };
+    if inst.enc != Encoding::Vop3 && inst.row.flags.has(refused) {
+        return Err(DecodeError::Invalid {
+            family: "DPP",
+            what: "a DPP form LLVM does not have for this opcode",
+        });
+    }
     let d = word(words, index, "DPP")?;
     inst.dpp = Some(if src0 == DPP16 {
         if inst.enc != Encoding::Vop3 {
@@ -44,13 +55,19 @@ fn dpp(
     Ok(Some(vgpr(field(d, 0, 8))))
 }
 
-/// The destination of a row: a scalar register where the row says so, else a VGPR.
-fn dest(row: &Row, code: u32) -> Operand {
-    if row.flags.has(RowFlags::SGPR_DST) {
-        sdst(code)
-    } else {
-        vgpr(code)
+/// The destination of a row: a scalar register where the row says so (its 8-bit field then
+/// holds a 7-bit SGPR code: LLVM rejects 128 and up), else a VGPR.
+fn dest(row: &Row, code: u32) -> Result<Operand, DecodeError> {
+    if !row.flags.has(RowFlags::SGPR_DST) {
+        return Ok(vgpr(code));
     }
+    if code > 127 {
+        return Err(DecodeError::Invalid {
+            family: "VALU",
+            what: "a scalar destination code above 127",
+        });
+    }
+    Ok(sdst(code))
 }
 
 /// Source 0 of a 32-bit VALU encoding and the instruction's length.
@@ -75,7 +92,7 @@ pub fn vop1(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let row = row(words, tables::VOP1, field(w, 9, 8), "VOP1")?;
     let mut inst = Inst::new(Encoding::Vop1, row);
-    inst.dst = dest(row, field(w, 17, 8));
+    inst.dst = dest(row, field(w, 17, 8))?;
     src0_e32(words, &mut inst, "VOP1")?;
     Ok(inst)
 }
@@ -111,7 +128,7 @@ pub fn vop3(words: &[u32]) -> Result<Inst, DecodeError> {
     let row = row(words, tables::VOP3, field(w, 16, 10), "VOP3")?;
     let mut inst = Inst::new(Encoding::Vop3, row);
     inst.dwords = 2;
-    inst.dst = dest(row, field(w, 0, 8));
+    inst.dst = dest(row, field(w, 0, 8))?;
     if row.flags.has(RowFlags::SDST) {
         inst.sdst = sdst(field(w, 8, 7));
     } else {

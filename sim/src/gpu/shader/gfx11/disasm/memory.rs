@@ -151,7 +151,9 @@ fn buffer(out: &mut String, inst: &Inst) {
         return;
     }
     let mut ops = Operands::new(out);
-    if m.tfe {
+    if inst.op.name().contains("_lds_") {
+        // The LDS loads write LDS (at M0), no VGPR.
+    } else if m.tfe {
         // TFE writes one more register: the fetch status.
         vreg(ops.next(), inst.src[1], ty[0].dwords() + 1);
     } else {

@@ -48,3 +48,19 @@ pub fn half(out: &mut String, op: Operand, ty: Ty) {
         _ => operand(out, op, ty),
     }
 }
+
+/// A source LLVM reads through a VGPR-only class (VINTERP's): a scalar register there prints
+/// with a `VGPR_32` note, a constant with an `Invalid immediate` one (llvm-mc-19).
+pub fn vgpr_only(out: &mut String, op: Operand, ty: Ty) {
+    operand(out, op, ty);
+    match op {
+        Operand::Sgpr(_) => out.push_str("/*Invalid register, operand has 'VGPR_32' register class*/"),
+        Operand::Inline(_) => out.push_str("/*Invalid immediate*/"),
+        _ => {}
+    }
+}
+
+/// [`modified`] over [`vgpr_only`].
+pub fn modified_vgpr_only(out: &mut String, op: Operand, ty: Ty, neg: bool) {
+    gfx9::modified_with(out, op, ty, neg, false, vgpr_only);
+}

@@ -4,6 +4,8 @@
 
 use std::fmt::Write;
 
+use crate::gpu::shader::gfx11::tables;
+
 /// `s_waitcnt`: vmcnt [15:10], lgkmcnt [9:4], expcnt [2:0]; counters at their maximum (no
 /// wait) are left out unless all are.
 pub fn waitcnt(out: &mut String, imm: u32) {
@@ -139,25 +141,6 @@ pub fn sendmsg(out: &mut String, imm: u32) {
     }
 }
 
-/// Hardware register names of GFX11.
-const HWREGS: [(u32, &str); 15] = [
-    (1, "HW_REG_MODE"),
-    (2, "HW_REG_STATUS"),
-    (3, "HW_REG_TRAPSTS"),
-    (5, "HW_REG_GPR_ALLOC"),
-    (6, "HW_REG_LDS_ALLOC"),
-    (7, "HW_REG_IB_STS"),
-    (15, "HW_REG_SH_MEM_BASES"),
-    (16, "HW_REG_TBA_LO"),
-    (17, "HW_REG_TBA_HI"),
-    (18, "HW_REG_TMA_LO"),
-    (19, "HW_REG_TMA_HI"),
-    (20, "HW_REG_FLAT_SCR_LO"),
-    (21, "HW_REG_FLAT_SCR_HI"),
-    (23, "HW_REG_HW_ID1"),
-    (29, "HW_REG_SHADER_CYCLES"),
-];
-
 /// `hwreg(NAME, offset, size)`: id [5:0], offset [10:6], size-1 [15:11]; offset 0 and size 32
 /// are left out.
 pub fn hwreg(out: &mut String, imm: u32) {
@@ -165,11 +148,11 @@ pub fn hwreg(out: &mut String, imm: u32) {
     let offset = (imm >> 6) & 0x1f;
     let size = ((imm >> 11) & 0x1f) + 1;
     out.push_str("hwreg(");
-    match HWREGS.iter().find(|(i, _)| *i == id) {
-        Some((_, name)) => out.push_str(name),
-        None => {
+    match tables::HWREG_NAMES[id as usize] {
+        "" => {
             let _ = write!(out, "{id}");
         }
+        name => out.push_str(name),
     }
     if offset != 0 || size != 32 {
         let _ = write!(out, ", {offset}, {size}");

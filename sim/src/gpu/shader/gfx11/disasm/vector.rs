@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::operand::{half, modified, operand};
+use super::operand::{half, modified, modified_vgpr_only, operand};
 use crate::gpu::shader::disasm::Operands;
 use crate::gpu::shader::disasm::vector::{common_dpp_ctrl, dpp_masks};
 use crate::gpu::shader::gfx11::isa::{Dpp, Encoding, Inst, Op, Row, RowFlags};
@@ -62,8 +62,9 @@ fn vop(out: &mut String, inst: &Inst) {
         if inst.row.flags.has(RowFlags::K) && i == 1 && inst.op.name().contains("fmamk") {
             let _ = write!(ops.next(), "0x{:x}", inst.imm);
         }
-        let neg = inst.mods.neg >> i & 1 != 0;
-        let abs = inst.mods.abs >> i & 1 != 0;
+        let flags = inst.row.flags;
+        let neg = inst.mods.neg >> i & 1 != 0 && !flags.has(RowFlags::HIDDEN_NEG);
+        let abs = inst.mods.abs >> i & 1 != 0 && !flags.has(RowFlags::HIDDEN_ABS);
         let o = ops.next();
         if true16 {
             half(o, inst.src[i], ty[i + 1]);
@@ -86,15 +87,25 @@ fn vop(out: &mut String, inst: &Inst) {
     }
 }
 
-/// LLVM 19's note after a VGPR at v128 or above in a slot it reads through a Lo128 class
-/// ([`RowFlags::LO128_SRC0`]): the 32-bit encodings of its "fake16" instructions, DPP16
-/// and DPP8 forms aside.
+/// LLVM 19's note after a source it reads through a narrower register class: a VGPR at v128
+/// or above in a Lo128 slot ([`RowFlags::LO128_SRC0`]; the 32-bit encodings of its "fake16"
+/// instructions, DPP16 and DPP8 forms aside), a scalar or a constant where only a VGPR may
+/// be ([`RowFlags::VGPR_SRC0`]).
 fn lo128_note(out: &mut String, inst: &Inst, slot: usize) {
     let (flag, class) = match slot {
         0 => (RowFlags::LO128_SRC0, "VS_32_Lo128"),
         1 => (RowFlags::LO128_SRC1, "VGPR_32_Lo128"),
         _ => return,
     };
+    if slot == 0 && inst.row.flags.has(RowFlags::VGPR_SRC0) && inst.enc != Encoding::Vop3 {
+        match inst.src[0] {
+            Operand::Sgpr(_) => {
+                out.push_str("/*Invalid register, operand has 'VGPR_32' register class*/");
+            }
+            Operand::Inline(_) => out.push_str("/*Invalid immediate*/"),
+            _ => {}
+        }
+    }
     let high = matches!(inst.src[slot], Operand::Vgpr(n) if n >= 128);
     if high && inst.row.flags.has(flag) && inst.enc != Encoding::Vop3 && inst.dpp.is_none() {
         let _ = write!(out, "/*Invalid register, operand has '{class}' register class*/");
@@ -104,7 +115,7 @@ fn lo128_note(out: &mut String, inst: &Inst, slot: usize) {
 /// `op_sel:[...]`, `clamp` and the output modifier of a VOP3.
 fn vop3_modifiers(out: &mut String, inst: &Inst) {
     let sources = inst.row.ty[1..].iter().filter(|t| **t != Ty::N).count();
-    if inst.mods.op_sel != 0 {
+    if inst.mods.op_sel != 0 && !inst.row.flags.has(RowFlags::HIDDEN_OPSEL) {
         out.push_str(" op_sel:[");
         for i in 0..sources {
             let _ = write!(out, "{},", inst.mods.op_sel >> i & 1);
@@ -211,13 +222,8 @@ fn vinterp(out: &mut String, inst: &Inst) {
     let mut ops = Operands::new(out);
     operand(ops.next(), inst.dst, ty[0]);
     for i in 0..3 {
-        modified(
-            ops.next(),
-            inst.src[i],
-            ty[i + 1],
-            inst.mods.neg >> i & 1 != 0,
-            false,
-        );
+        let neg = inst.mods.neg >> i & 1 != 0;
+        modified_vgpr_only(ops.next(), inst.src[i], ty[i + 1], neg);
     }
     if inst.mods.clamp {
         out.push_str(" clamp");

@@ -162,7 +162,9 @@ for fam in FAMS:
             types = ["N"] * 4
             flags += ["SAMPLER"] if len(toks) == 4 else []
         else:
-            flags += ["LO128_SRC%s" % slot for slot in lo128]
+            names = {"0": "LO128_SRC0", "1": "LO128_SRC1", "v": "VGPR_SRC0", "P": "NO_DPP16",
+                     "8": "NO_DPP8", "o": "HIDDEN_OPSEL", "a": "HIDDEN_ABS", "n": "HIDDEN_NEG"}
+            flags += [names[c] for c in lo128]
         name = base(name)
         ops.setdefault(name, None)
         rows.append((key, name, types, flags, zero))
@@ -250,6 +252,12 @@ with open(os.path.join(OUT, "tables.rs"), "w") as f:
     for key, addr, entries, other in mimg_shapes():
         f.write("    MimgShape::new(%d, %d, [%s], %d),\n"
                 % (key, addr, ", ".join("0x%x" % e for e in entries), other))
+    f.write("];\n\n")
+    f.write("/// The names llvm-mc-19 gives hardware registers by id (empty: printed as a number).\n"
+            "pub(crate) const HWREG_NAMES: [&str; 64] = [\n")
+    for reg, (text, _, _) in sorted(load("hwreg").items()):
+        m = re.search(r"hwreg\((HW_REG_\w+)", text)
+        f.write("    \"%s\",\n" % (m.group(1) if m else ""))
     f.write("];\n\n")
     f.write("/// What llvm-mc-19 prints after an MTBUF's soffset for each value of its format field\n"
             "/// (nothing for the default, 1).\npub(crate) const MTBUF_FORMAT: [&str; 128] = [\n")

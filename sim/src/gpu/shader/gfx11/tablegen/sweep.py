@@ -160,6 +160,10 @@ elif FAM == "mimg":
                               [[w | (0xf << 8), w1 | (4 << 26)], [w | (0xf << 8), w1],
                                [w | (1 << 8), w1 | (4 << 26)], [w | (1 << 8), w1],
                                [w | (3 << 8), w1]]))
+elif FAM == "hwreg":
+    # s_getreg_b32's register ids: LLVM names some (`hwreg(HW_REG_MODE)`).
+    for reg in range(64):
+        cases.append((reg, [[(0xb << 28) | (17 << 23) | (4 << 16) | reg]]))
 elif FAM == "ufmt":
     # MTBUF's 7-bit format field: LLVM prints a named one as `format:[BUF_FMT_...]`.
     for fmt in range(128):
@@ -229,21 +233,47 @@ while pending:
     pending = nxt
 zero = probe(chosen)
 
-# The 32-bit encodings of LLVM 19's "fake16" 16-bit instructions read VGPR fields through
-# Lo128 register classes: v128 and up print with an `/*Invalid register ...*/` note. Which
-# slots do is found by putting v200 in each VGPR field: `lo128[op]` lists the slots (d, 0, 1).
-LO128_FIELDS = {"vop1": [("d", 17, 8, 200), ("0", 0, 9, 0x1c8)],
-                "vop2": [("d", 17, 8, 200), ("0", 0, 9, 0x1c8), ("1", 9, 8, 200)],
-                "vopc": [("0", 0, 9, 0x1c8), ("1", 9, 8, 200)]}.get(FAM, [])
-lo128 = {op: "" for op in chosen}
+# How LLVM prints (or refuses) a few operand forms of each opcode, found by trying each on
+# the accepted encoding; `traits[op]` lists the letters of the probes that hit:
+#   0, 1  source 0 / 1 at v200 carries a Lo128 note (LLVM 19's "fake16" 32-bit encodings)
+#   v     source 0 as s2 carries a `VGPR_32` note (a VGPR-only source: v_swap_b32, ...)
+#   P, 8  the DPP16 / DPP8 form is rejected
+#   o, a, n  a VOP3 op_sel / abs / neg bit is accepted but not printed
+
+
+def set_field(w, lo, width, val):
+    return w & ~(((1 << width) - 1) << lo) | val << lo
+
+
+DPP16_WORD = (0xf << 28) | (0xf << 24) | (0xe4 << 8) | 1   # quad_perm:[0,1,2,3], v1
+DPP8_WORD = (0xfac688 << 8) | 1                           # dpp8:[0,1,2,3,4,5,6,7], v1
+E32 = FAM in ("vop1", "vop2", "vopc")
+TRAITS = []
+if E32:
+    TRAITS = [("0", lambda ws: [set_field(ws[0], 0, 9, 0x1c8)],
+               lambda t: t is not None and "v200/*Invalid register" in t),
+              ("v", lambda ws: [set_field(ws[0], 0, 9, 2)],
+               lambda t: t is not None and "s2/*Invalid register" in t),
+              ("P", lambda ws: [set_field(ws[0], 0, 9, 0xfa), DPP16_WORD], lambda t: t is None),
+              ("8", lambda ws: [set_field(ws[0], 0, 9, 0xe9), DPP8_WORD], lambda t: t is None)]
+    if FAM != "vop1":
+        TRAITS.append(("1", lambda ws: [set_field(ws[0], 9, 8, 200)],
+                       lambda t: t is not None and "v200/*Invalid register" in t))
+elif FAM == "vop3":
+    TRAITS = [("o", lambda ws: [ws[0] | 1 << 11] + ws[1:],
+               lambda t: t is not None and "op_sel" not in t),
+              ("a", lambda ws: [ws[0] | 1 << 8] + ws[1:], lambda t: t is not None and "|" not in t),
+              ("n", lambda ws: ws[:1] + [ws[1] | 1 << 29] + ws[2:],
+               lambda t: t is not None and "-" not in t and "neg(" not in t)]
+traits = {op: "" for op in chosen}
 jobs = []
 for op, ws in chosen.items():
-    for slot, lo, width, val in LO128_FIELDS:
-        w = ws[0] & ~(((1 << width) - 1) << lo) | val << lo
-        jobs.append((op, slot, [w]))
-for (op, slot, _), t in zip(jobs, dis_batch([ws for _, _, ws in jobs])):
-    if t and "v200/*Invalid register" in t:
-        lo128[op] += slot
+    for letter, make, hit in TRAITS:
+        jobs.append((op, letter, hit, make(ws)))
+for (op, letter, hit, _), t in zip(jobs, dis_batch([ws for _, _, _, ws in jobs])):
+    if hit(t):
+        traits[op] += letter
+
 # MIMG: the data and address registers LLVM prints for each dmask (1, 3, 7, 15), d16 and tfe
 # (`vdata:vaddr` dwords, `-` where rejected); emit.py derives the rule and its exceptions.
 shapes = {op: "" for op in chosen}
@@ -262,6 +292,6 @@ if FAM == "mimg":
         shapes[op] += " %d:%d" % (width(m.group(1)), width(m.group(2))) if m else " -"
 for op, _ in cases:
     if result[op]:
-        print("%d\t%s\t%x\t%s" % (op, result[op], zero[op], lo128[op] or shapes[op].strip()))
+        print("%d\t%s\t%x\t%s" % (op, result[op], zero[op], traits[op] or shapes[op].strip()))
     else:
         print("%d\t-" % op)
