@@ -44,6 +44,12 @@ impl<'a> Literal<'a> {
     /// Decode a 9-bit SRC code (256..=511 VGPRs) or an 8-bit SSRC code.
     pub fn source(&mut self, code: u32, ty: Ty) -> Result<Operand, DecodeError> {
         Ok(match code {
+            256..=511 if code - 256 + ty.dwords().max(1) > 256 => {
+                return Err(DecodeError::Invalid {
+                    family: self.family,
+                    what: "vector register tuple past v255",
+                });
+            }
             256..=511 => Operand::Vgpr((code - 256) as u16),
             0..=127 => scalar(code, ty, self.family)?,
             128..=208 | 240..=248 => Operand::Inline(inline_constant(code, ty)),
@@ -52,6 +58,12 @@ impl<'a> Literal<'a> {
             237 => Operand::Special(Special::PrivateBase),
             238 => Operand::Special(Special::PrivateLimit),
             239 => Operand::Special(Special::PopsExitingWaveId),
+            254 if ty.dwords() >= 2 => {
+                return Err(DecodeError::Invalid {
+                    family: self.family,
+                    what: "src_lds_direct as a 64-bit operand",
+                });
+            }
             254 => Operand::Special(Special::LdsDirect),
             251 => Operand::Special(Special::Vccz),
             252 => Operand::Special(Special::Execz),
@@ -115,4 +127,15 @@ pub fn scalar(code: u32, ty: Ty, family: &'static str) -> Result<Operand, Decode
 /// A vector register by its 8-bit number.
 pub fn vgpr(n: u32) -> Operand {
     Operand::Vgpr(n as u16)
+}
+
+/// A VGPR tuple of type `ty` starting at `n`: LLVM has no register past v255.
+pub fn vgpr_tuple(n: u32, ty: Ty, family: &'static str) -> Result<Operand, DecodeError> {
+    if n + ty.dwords().max(1) > 256 {
+        return Err(DecodeError::Invalid {
+            family,
+            what: "vector register tuple past v255",
+        });
+    }
+    Ok(vgpr(n))
 }

@@ -29,7 +29,9 @@ pub fn sop1(words: &[u32]) -> Result<Inst, DecodeError> {
     inst.dst = scalar(field(w, 16, 7), row.ty[0], "SOP1")?;
     // The raw field too: `s_sendmsg_rtn` takes a message id, not an operand, there.
     inst.imm = field(w, 0, 8);
-    inst.src[0] = lit.source(inst.imm, row.ty[1])?;
+    if !matches!(row.op, Op::SSendmsgRtnB32 | Op::SSendmsgRtnB64) {
+        inst.src[0] = lit.source(inst.imm, row.ty[1])?;
+    }
     inst.dwords = lit.dwords();
     Ok(inst)
 }

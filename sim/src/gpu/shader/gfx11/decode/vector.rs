@@ -1,7 +1,7 @@
 //! VOP1, VOP2, VOPC (with their DPP16/DPP8 forms), VOP3 (and its DPP forms), VOP3P, VOPD and
 //! VINTERP.
 
-use super::operand::{DPP8, DPP8_FI, DPP16, Literal, sdst, vgpr};
+use super::operand::{DPP8, DPP8_FI, DPP16, Literal, sdst, vgpr, vgpr_tuple};
 use super::{DecodeError, field, row};
 use crate::gpu::shader::decode::word;
 use crate::gpu::shader::gfx11::isa::{Dpp, Encoding, Inst, Row, RowFlags};
@@ -103,7 +103,7 @@ pub fn vop2(words: &[u32]) -> Result<Inst, DecodeError> {
     let row = row(words, tables::VOP2, field(w, 25, 6), "VOP2")?;
     let mut inst = Inst::new(Encoding::Vop2, row);
     inst.dst = vgpr(field(w, 17, 8));
-    inst.src[1] = vgpr(field(w, 9, 8));
+    inst.src[1] = vgpr_tuple(field(w, 9, 8), row.ty[2], "VOP2")?;
     src0_e32(words, &mut inst, "VOP2")?;
     Ok(inst)
 }
@@ -114,7 +114,7 @@ pub fn vopc(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let row = row(words, tables::VOPC, field(w, 17, 8), "VOPC")?;
     let mut inst = Inst::new(Encoding::Vopc, row);
-    inst.src[1] = vgpr(field(w, 9, 8));
+    inst.src[1] = vgpr_tuple(field(w, 9, 8), row.ty[2], "VOPC")?;
     src0_e32(words, &mut inst, "VOPC")?;
     Ok(inst)
 }

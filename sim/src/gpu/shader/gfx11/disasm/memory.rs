@@ -109,7 +109,13 @@ fn flat(out: &mut String, inst: &Inst) {
         let data = ty[2].dwords();
         vreg(ops.next(), inst.dst, if cmpswap { data / 2 } else { data });
     }
-    let o = ops.next();
+    // The `addtid` forms take no address: the lane id is the offset.
+    let mut no_address = String::new();
+    let o = if inst.op.name().contains("_addtid_") {
+        &mut no_address
+    } else {
+        ops.next()
+    };
     match (m.segment, m.sbase) {
         (0, _) | (2, Operand::None) => vreg(o, inst.src[0], 2),
         (1, _) if !m.sve => o.push_str("off"),
@@ -168,7 +174,9 @@ fn buffer(out: &mut String, inst: &Inst) {
     if let Operand::Sgpr(n) = m.sbase {
         sgpr(ops.next(), n, 4);
     }
-    operand(ops.next(), m.soffset, Ty::B32);
+    let o = ops.next();
+    operand(o, m.soffset, Ty::B32);
+    super::scalar::lds_direct_note(o, m.soffset);
     if inst.enc == Encoding::Mtbuf {
         out.push_str(tables::MTBUF_FORMAT[usize::from(m.format & 0x7f)]);
     }

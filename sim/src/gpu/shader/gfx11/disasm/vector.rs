@@ -25,8 +25,11 @@ pub fn write(out: &mut String, inst: &Inst) {
 fn mnemonic(out: &mut String, inst: &Inst) {
     out.push_str(inst.op.name());
     let suffixed = inst.row.flags.has(RowFlags::SUFFIX);
+    let lo128 = inst.row.flags.has(RowFlags::LO128_SRC0);
     match (inst.enc, inst.dpp.is_some()) {
         (Encoding::Vop3, true) => out.push_str("_e64_dpp"),
+        // LLVM 19 names the DPP8 form of its "fake16" compares without the suffix.
+        (Encoding::Vopc, true) if lo128 && matches!(inst.dpp, Some(Dpp::Dpp8 { .. })) => {}
         (_, true) => out.push_str("_dpp"),
         (Encoding::Vop3, false) if suffixed => out.push_str("_e64"),
         (_, false) if suffixed => out.push_str("_e32"),
@@ -89,10 +92,12 @@ fn vop(out: &mut String, inst: &Inst) {
 
 /// LLVM 19's note after a source it reads through a narrower register class: a VGPR at v128
 /// or above in a Lo128 slot ([`RowFlags::LO128_SRC0`]; the 32-bit encodings of its "fake16"
-/// instructions, DPP16 and DPP8 forms aside), a scalar or a constant where only a VGPR may
+/// instructions and their DPP8 forms, not the DPP16 ones), a scalar or a constant where only a VGPR may
 /// be ([`RowFlags::VGPR_SRC0`]).
 fn lo128_note(out: &mut String, inst: &Inst, slot: usize) {
+    let dpp8 = matches!(inst.dpp, Some(Dpp::Dpp8 { .. }));
     let (flag, class) = match slot {
+        0 if dpp8 => (RowFlags::LO128_SRC0, "VGPR_32_Lo128"),
         0 => (RowFlags::LO128_SRC0, "VS_32_Lo128"),
         1 => (RowFlags::LO128_SRC1, "VGPR_32_Lo128"),
         _ => return,
@@ -107,7 +112,8 @@ fn lo128_note(out: &mut String, inst: &Inst, slot: usize) {
         }
     }
     let high = matches!(inst.src[slot], Operand::Vgpr(n) if n >= 128);
-    if high && inst.row.flags.has(flag) && inst.enc != Encoding::Vop3 && inst.dpp.is_none() {
+    let dpp16 = matches!(inst.dpp, Some(Dpp::Dpp16 { .. }));
+    if high && inst.row.flags.has(flag) && inst.enc != Encoding::Vop3 && !dpp16 {
         let _ = write!(out, "/*Invalid register, operand has '{class}' register class*/");
     }
 }

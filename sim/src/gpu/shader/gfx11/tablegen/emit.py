@@ -253,6 +253,24 @@ with open(os.path.join(OUT, "tables.rs"), "w") as f:
         f.write("    MimgShape::new(%d, %d, [%s], %d),\n"
                 % (key, addr, ", ".join("0x%x" % e for e in entries), other))
     f.write("];\n\n")
+    # s_sendmsg: which immediates print as `sendmsg(...)`, by their low ten bits; some print
+    # alike whatever bits 10-15 hold, the others only with those bits clear.
+    texts = {imm: re.search(r"sendmsg\(.*\)", t) for imm, (t, _, _) in load("sendmsg").items()}
+    f.write("/// The `s_sendmsg` immediates llvm-mc-19 prints symbolically: (bits 9:0, whether bits\n"
+            "/// 15:10 may hold anything rather than zero, the text).\n"
+            "pub(crate) const SENDMSG: &[(u16, bool, &str)] = &[\n")
+    for low in range(1024):
+        sym = {imm >> 10: m.group(0) for imm, m in texts.items() if imm & 0x3ff == low and m}
+        if sym:
+            any_high = len(sym) == 64 and len(set(sym.values())) == 1
+            assert any_high or list(sym) == [0], "sendmsg %d: unexpected pattern" % low
+            f.write("    (%d, %s, \"%s\"),\n" % (low, "true" if any_high else "false", sym[0]))
+    f.write("];\n\n")
+    f.write("/// `s_sendmsg_rtn_*`'s message operand as llvm-mc-19 prints it, by the field's value.\n"
+            "pub(crate) const SENDMSG_RTN: [&str; 256] = [\n")
+    for msg, (text, _, _) in sorted(load("sendmsg_rtn").items()):
+        f.write("    \"%s\",\n" % re.search(r"sendmsg\(.*\)", text).group(0))
+    f.write("];\n\n")
     f.write("/// The names llvm-mc-19 gives hardware registers by id (empty: printed as a number).\n"
             "pub(crate) const HWREG_NAMES: [&str; 64] = [\n")
     for reg, (text, _, _) in sorted(load("hwreg").items()):

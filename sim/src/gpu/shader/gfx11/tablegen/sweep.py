@@ -164,6 +164,14 @@ elif FAM == "hwreg":
     # s_getreg_b32's register ids: LLVM names some (`hwreg(HW_REG_MODE)`).
     for reg in range(64):
         cases.append((reg, [[(0xb << 28) | (17 << 23) | (4 << 16) | reg]]))
+elif FAM == "sendmsg":
+    # s_sendmsg's every immediate: LLVM prints some as `sendmsg(...)`, the rest as a number.
+    for imm in range(1 << 16):
+        cases.append((imm, [[(0x17f << 23) | (54 << 16) | imm]]))
+elif FAM == "sendmsg_rtn":
+    # s_sendmsg_rtn_b32's message field (SOP1 ssrc0).
+    for msg in range(256):
+        cases.append((msg, [[(0x17d << 23) | (4 << 16) | (0x4c << 8) | msg]]))
 elif FAM == "ufmt":
     # MTBUF's 7-bit format field: LLVM prints a named one as `format:[BUF_FMT_...]`.
     for fmt in range(128):
