@@ -123,6 +123,8 @@ fn flat(out: &mut String, inst: &Inst) {
     }
     if ty[2] != Ty::N {
         operand(ops.next(), inst.src[1], ty[2]);
+    } else if ty[0] == Ty::N && inst.op.name().contains("_addtid_") {
+        vreg(ops.next(), inst.src[1], 1);
     }
     if m.segment != 0 {
         match m.sbase {

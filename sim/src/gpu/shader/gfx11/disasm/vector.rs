@@ -165,7 +165,11 @@ fn vop3p(out: &mut String, inst: &Inst) {
                 let (neg, abs) = (m.neg >> i & 1 != 0, m.neg_hi >> i & 1 != 0);
                 modified(ops.next(), inst.src[i], ty[i + 1], neg, abs);
             } else {
-                operand(ops.next(), inst.src[i], ty[i + 1]);
+                let o = ops.next();
+                operand(o, inst.src[i], ty[i + 1]);
+                if inst.op.name().starts_with("v_wmma") {
+                    wmma_note(o, inst.src[i], ty[i + 1], i);
+                }
             }
             n += 1;
         }
@@ -186,6 +190,19 @@ fn vop3p(out: &mut String, inst: &Inst) {
     }
     if m.clamp {
         out.push_str(" clamp");
+    }
+}
+
+/// LLVM's note after a WMMA matrix operand that is not a VGPR tuple: a scalar one (its
+/// class is `VReg_<bits>`), a constant as A or B (C may be an inline constant).
+fn wmma_note(out: &mut String, op: Operand, ty: Ty, slot: usize) {
+    match op {
+        Operand::Sgpr(_) => {
+            let bits = ty.dwords() * 32;
+            let _ = write!(out, "/*Invalid register, operand has 'VReg_{bits}' register class*/");
+        }
+        Operand::Inline(_) if slot < 2 => out.push_str("/*Invalid immediate*/"),
+        _ => {}
     }
 }
 
