@@ -1,10 +1,10 @@
-//! The GFX11 decoder on random words: for every encoding prefix, random instructions whose
-//! reading by llvm-mc-19 (length and text, or rejection of the first dword) was recorded by
-//! `gfx11/tablegen/fuzz.py` in `shader_data/gfx11_fuzz.txt` (regenerate.sh --check keeps it
-//! current). Ours must accept exactly what LLVM accepts, with the same length and text, except
-//! the encodings listed in `gfx11_fuzz.txt.known-differences` (not yet matched: reserved
-//! fields LLVM rejects, LLVM's `/*Invalid immediate*/` notes, unnamed hardware registers and
-//! messages, ...). The list must be exact: a fixed difference must leave it too.
+//! The GFX11 decoder on random words: for every encoding prefix (MIMG included), random
+//! instructions whose reading by llvm-mc-19 (length and text, or rejection of the first dword)
+//! was recorded by `gfx11/tablegen/fuzz.py` in `shader_data/gfx11_fuzz.txt` (regenerate.sh
+//! --check keeps it current). Ours must accept exactly what LLVM accepts, with the same length
+//! and text, except the encodings listed in `gfx11_fuzz.txt.known-differences`, each with the
+//! reason (only where llvm-mc-19 and llvm-mc-22 disagree). The list must be exact: a fixed
+//! difference must leave it too.
 
 use amdgpu_sim::shader::gfx11::decode::decode;
 use amdgpu_sim::shader::gfx11::disasm::disassemble;

@@ -78,6 +78,8 @@ impl RowFlags {
     pub const HIDDEN_ABS: Self = Self(8192);
     /// A VOP3 whose neg bits LLVM accepts but does not print.
     pub const HIDDEN_NEG: Self = Self(16384);
+    /// A VOP3P whose op_sel_hi bits LLVM accepts but does not print.
+    pub const HIDDEN_OPSEL_HI: Self = Self(32768);
 
     /// Whether every flag of `other` is set.
     pub const fn has(self, other: Self) -> bool {
@@ -169,28 +171,52 @@ pub enum Encoding {
 }
 
 /// How many registers LLVM prints for the data and the address of an image instruction of one
-/// MIMG row (opcode, dim, a16), generated from the sweep. LLVM computes a data size n from
-/// dmask (4 for gather4 and `image_msaa_load`), d16 and tfe, and prints the variant of that
-/// size with the row's address size; where the opcode has no such variant it keeps the one
-/// its decoder table matched first, of other sizes, which `data[n]` records.
+/// MIMG row (opcode, dim, a16), in the sequential and the NSA form; generated from the sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MimgShape {
     /// The row key: `opcode * 16 + dim * 2 + a16`.
     pub key: u16,
+    /// The sequential form.
+    pub seq: MimgForm,
+    /// The NSA form.
+    pub nsa: MimgForm,
+    /// Data and address dwords of the sequential variant LLVM's decoder table matches first
+    /// for the opcode, which it keeps when the computed data registers would run past v255
+    /// ((0, 0): not seen; such words are rejected).
+    pub first: (u8, u8),
+}
+
+impl MimgShape {
+    /// A shape (used by the generated table).
+    pub const fn new(key: u16, seq: MimgForm, nsa: MimgForm, first: (u8, u8)) -> Self {
+        Self {
+            key,
+            seq,
+            nsa,
+            first,
+        }
+    }
+}
+
+/// One form's register counts. LLVM computes a data size n from dmask (4 for gather4 and
+/// `image_msaa_load`), d16 and tfe, and prints the variant of that size with the row's
+/// address size; where the opcode has no such variant (or none of the row's address size) it
+/// keeps the one its decoder table matched first, of other sizes, which `data[n]` records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MimgForm {
     /// Address dwords.
     pub addr: u8,
     /// For each computed data size n (0..=5): the data dwords printed, with bit 7 set when
-    /// the address dwords printed are [`MimgShape::addr`], clear when [`MimgShape::other_addr`].
+    /// the address dwords printed are [`MimgForm::addr`], clear when [`MimgForm::other_addr`].
     pub data: [u8; 6],
     /// The address dwords of the variant LLVM keeps.
     pub other_addr: u8,
 }
 
-impl MimgShape {
-    /// A shape (used by the generated table).
-    pub const fn new(key: u16, addr: u8, data: [u8; 6], other_addr: u8) -> Self {
+impl MimgForm {
+    /// A form (used by the generated table).
+    pub const fn new(addr: u8, data: [u8; 6], other_addr: u8) -> Self {
         Self {
-            key,
             addr,
             data,
             other_addr,

@@ -155,7 +155,14 @@ pub fn mimg(words: &[u32]) -> Result<Inst, DecodeError> {
         data = data.div_ceil(2);
     }
     data += u32::from(inst.mem.tfe);
-    let (data, addr) = shape.dwords(data);
+    let nsa = field(w, 0, 1) != 0;
+    let form = if nsa { shape.nsa } else { shape.seq };
+    let (mut data, mut addr) = form.dwords(data);
+    let vdata = field(w1, 8, 8);
+    if vdata + u32::from(data) > 256 && shape.first.0 != 0 && !nsa {
+        // LLVM finds no register tuple that wide there and keeps the variant it decoded.
+        (data, addr) = shape.first;
+    }
     let mut image = Image {
         dmask: dmask as u8,
         dim: dim as u8,
@@ -168,16 +175,18 @@ pub fn mimg(words: &[u32]) -> Result<Inst, DecodeError> {
         addr: [0; 5],
         addr_dwords: addr,
         data_dwords: data,
-        ssamp: row
-            .flags
-            .has(RowFlags::SAMPLER)
-            .then_some(field(w1, 26, 5) as u8 * 4),
+        ssamp: None,
     };
+    if row.flags.has(RowFlags::SAMPLER) {
+        if let Operand::Sgpr(n) = scalar(field(w1, 26, 5) << 2, Ty::B128, "MIMG")? {
+            image.ssamp = Some(n);
+        }
+    }
     image.addr[0] = field(w1, 0, 8) as u8;
     // NSA (bit 0): a third dword holds four more address VGPRs, one a byte; LLVM lists at most
     // five address operands, the fifth a tuple of whatever addresses remain. Bit 1 is not
     // looked at (llvm-mc-19 reads such words as the sequential form).
-    if field(w, 0, 1) != 0 {
+    if nsa {
         image.nsa = true;
         let extra = word(words, 2, "MIMG")?;
         for i in 1..5 {
@@ -187,7 +196,7 @@ pub fn mimg(words: &[u32]) -> Result<Inst, DecodeError> {
     }
     let addr_end = u32::from(image.addr[if image.nsa { 4 } else { 0 }])
         + u32::from(addr).saturating_sub(if image.nsa { 4 } else { 0 });
-    if field(w1, 8, 8) + u32::from(data) > 256 || addr_end > 256 {
+    if vdata + u32::from(data) > 256 || addr_end > 256 {
         return Err(DecodeError::Invalid {
             family: "MIMG",
             what: "data or address registers past v255",

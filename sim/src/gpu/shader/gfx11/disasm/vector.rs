@@ -179,7 +179,7 @@ fn vop3p(out: &mut String, inst: &Inst) {
         bit_list(out, "op_sel", m.op_sel, n);
     }
     let hi_default = if mix { 0 } else { all };
-    if m.op_sel_hi & all != hi_default {
+    if m.op_sel_hi & all != hi_default && !inst.row.flags.has(RowFlags::HIDDEN_OPSEL_HI) {
         bit_list(out, "op_sel_hi", m.op_sel_hi, n);
     }
     if m.neg & all != 0 && !mix {

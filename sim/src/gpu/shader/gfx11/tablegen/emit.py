@@ -163,7 +163,8 @@ for fam in FAMS:
             flags += ["SAMPLER"] if len(toks) == 4 else []
         else:
             names = {"0": "LO128_SRC0", "1": "LO128_SRC1", "v": "VGPR_SRC0", "P": "NO_DPP16",
-                     "8": "NO_DPP8", "o": "HIDDEN_OPSEL", "a": "HIDDEN_ABS", "n": "HIDDEN_NEG"}
+                     "8": "NO_DPP8", "o": "HIDDEN_OPSEL", "a": "HIDDEN_ABS", "n": "HIDDEN_NEG",
+                     "h": "HIDDEN_OPSEL_HI"}
             flags += [names[c] for c in lo128]
         name = base(name)
         ops.setdefault(name, None)
@@ -171,13 +172,13 @@ for fam in FAMS:
     tables[fam] = rows
 
 
-def mimg_shapes():
-    """Per MIMG row key: the address dwords, and for each data size n LLVM computes (from
-    dmask, d16 and tfe) the data dwords it prints and whether with this row's address size
-    or with another (when LLVM has no variant of that size it keeps the one its decoder table
-    matched first). Derived from the sweep's dmask/d16/tfe observations and checked against
-    every one of them."""
-    rows = {k: (t, v.split()) for k, (t, _, v) in load("mimg").items()}
+def mimg_forms(half):
+    """Per MIMG row key, for the sequential (half 0) or the NSA (half 1) form: the address
+    dwords, and for each data size n LLVM computes (from dmask, d16 and tfe) the data dwords it
+    prints and whether with this row's address size or with another (when LLVM has no variant
+    of that size it keeps the one its decoder table matched first). Derived from the sweep's
+    dmask/d16/tfe observations and checked against every one of them."""
+    rows = {k: (t, v.split()[16 * half:16 * half + 16]) for k, (t, _, v) in load("mimg").items()}
     combos = [(dm, d16, tfe) for dm in (1, 3, 7, 15) for d16 in (0, 1) for tfe in (0, 1)]
 
     def formula(name, dm, d16, tfe):
@@ -209,7 +210,7 @@ def mimg_shapes():
                 data[op].setdefault(n, Counter())[(p[0], keep)] += 1
                 if not keep:
                     other[op][p[1]] += 1
-    out, bad = [], 0
+    out, bad = {}, 0
     for key, o in sorted(obs.items()):
         op = key // 16
         if key in fallback:
@@ -224,7 +225,7 @@ def mimg_shapes():
         for n, p in o:
             e = entries[n]
             bad += p is not None and p != (e & 0x7f, addr[key] if e & 0x80 else oth)
-        out.append((key, addr[key], entries, oth))
+        out[key] = (addr[key], entries, oth)
     if bad:
         print("emit.py: %d MIMG register counts the model does not predict" % bad, file=sys.stderr)
     return out
@@ -245,13 +246,22 @@ with open(os.path.join(OUT, "tables.rs"), "w") as f:
             "//! `opcode.rs`. FLAT opcodes are keyed by `segment * 1000 + opcode` (segment 0 flat,\n"
             "//! 1 scratch, 2 global), MIMG ones by `opcode * 16 + dim * 2 + a16`. VOP3 lists every opcode LLVM accepts there, VOPC, VOP2 and VOP1\n"
             "//! ones promoted to it included. Regenerate rather than edit by hand.\n\n"
-            "use super::isa::{MimgShape, Op, Row, RowFlags};\nuse crate::gpu::shader::isa::Ty::{%s};\n\n"
+            "use super::isa::{MimgForm, MimgShape, Op, Row, RowFlags};\nuse crate::gpu::shader::isa::Ty::{%s};\n\n"
             % ", ".join(sorted({t for rows in tables.values() for _, _, types, _, _ in rows for t in types})))
     f.write("/// MIMG register counts by row key (see [`super::isa::MimgShape`]).\n"
             "pub(crate) const MIMG_SHAPE: &[MimgShape] = &[\n")
-    for key, addr, entries, other in mimg_shapes():
-        f.write("    MimgShape::new(%d, %d, [%s], %d),\n"
-                % (key, addr, ", ".join("0x%x" % e for e in entries), other))
+    seq, nsa = mimg_forms(0), mimg_forms(1)
+    form = lambda a, e, o: "MimgForm::new(%d, [%s], %d)" % (a, ", ".join("0x%x" % x for x in e), o)
+    # The sequential variant LLVM's decoder table matches first for each opcode: what a row
+    # whose address size has no variant prints (a fallback row: one shape for every n).
+    first = {}
+    for key, (a, e, o) in sorted(seq.items()):
+        if len(set(e)) == 1 and not e[0] & 0x80:
+            first.setdefault(key // 16, (e[0], o))
+    for key in sorted(seq):
+        fd, fa = first.get(key // 16, (0, 0))
+        f.write("    MimgShape::new(%d, %s, %s, (%d, %d)),\n"
+                % (key, form(*seq[key]), form(*nsa[key]), fd, fa))
     f.write("];\n\n")
     # s_sendmsg: which immediates print as `sendmsg(...)`, by their low ten bits; some print
     # alike whatever bits 10-15 hold, the others only with those bits clear.

@@ -247,6 +247,7 @@ zero = probe(chosen)
 #   v     source 0 as s2 carries a `VGPR_32` note (a VGPR-only source: v_swap_b32, ...)
 #   P, 8  the DPP16 / DPP8 form is rejected
 #   o, a, n  a VOP3 op_sel / abs / neg bit is accepted but not printed
+#   h     a VOP3P op_sel_hi bit is accepted but not printed (the integer WMMAs)
 
 
 def set_field(w, lo, width, val):
@@ -273,6 +274,9 @@ elif FAM == "vop3":
               ("a", lambda ws: [ws[0] | 1 << 8] + ws[1:], lambda t: t is not None and "|" not in t),
               ("n", lambda ws: ws[:1] + [ws[1] | 1 << 29] + ws[2:],
                lambda t: t is not None and "-" not in t and "neg(" not in t)]
+elif FAM == "vop3p":
+    TRAITS = [("h", lambda ws: ws[:1] + [ws[1] & ~(1 << 27)] + ws[2:],
+               lambda t: t is not None and "op_sel_hi" not in t)]
 traits = {op: "" for op in chosen}
 jobs = []
 for op, ws in chosen.items():
@@ -283,20 +287,26 @@ for (op, letter, hit, _), t in zip(jobs, dis_batch([ws for _, _, _, ws in jobs])
         traits[op] += letter
 
 # MIMG: the data and address registers LLVM prints for each dmask (1, 3, 7, 15), d16 and tfe
-# (`vdata:vaddr` dwords, `-` where rejected); emit.py derives the rule and its exceptions.
+# (`vdata:vaddr` dwords, `-` where rejected), sequential then NSA; emit.py derives the rule
+# and its exceptions.
 shapes = {op: "" for op in chosen}
 if FAM == "mimg":
     jobs = []
-    for op, ws in chosen.items():
-        for dmask in (1, 3, 7, 15):
-            for d16 in range(2):
-                for tfe in range(2):
-                    w0 = ws[0] & ~((0xf << 8) | (1 << 17)) | dmask << 8 | d16 << 17
-                    jobs.append((op, [w0, ws[1] | tfe << 21]))
-    width = lambda t: (lambda m: int(m.group(2)) - int(m.group(1)) + 1 if m else 1)(
-        re.match(r"v\[(\d+):(\d+)\]", t))
+    # Then the same with the NSA form (bit 0 and a dword of four more address VGPRs).
+    for nsa in (0, 1):
+        for op, ws in chosen.items():
+            for dmask in (1, 3, 7, 15):
+                for d16 in range(2):
+                    for tfe in range(2):
+                        w0 = ws[0] & ~((0xf << 8) | (1 << 17)) | dmask << 8 | d16 << 17 | nsa
+                        jobs.append((op, [w0, ws[1] | tfe << 21] + [0x18171615] * nsa))
+
+    def width(t):
+        regs = re.findall(r"v(?:\[(\d+):(\d+)\]|(\d+))", t)
+        return sum(int(b) - int(a) + 1 if a else 1 for a, b, _ in regs)
+
     for (op, _), t in zip(jobs, dis_batch([ws for _, ws in jobs])):
-        m = t and re.match(r"\S+ (\S+), (\S+),", t)
+        m = t and re.match(r"\S+\s+(\S+), (\[(?:[^][]|\[[^]]*\])*\]|\S+),", t)
         shapes[op] += " %d:%d" % (width(m.group(1)), width(m.group(2))) if m else " -"
 for op, _ in cases:
     if result[op]:
