@@ -32,7 +32,12 @@ pub fn flat(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "FLAT")?;
     let segment = field(w, 16, 2);
-    let row = row(words, tables::FLAT, segment * 1000 + field(w, 18, 7), "FLAT")?;
+    let row = row(
+        words,
+        tables::FLAT,
+        segment * 1000 + field(w, 18, 7),
+        "FLAT",
+    )?;
     let mut inst = Inst::new(Encoding::Flat, row);
     inst.dwords = 2;
     inst.mem.segment = segment as u8;

@@ -46,7 +46,12 @@ pub fn write(out: &mut String, inst: &Inst) {
         }
         o.push(']');
     } else {
-        range(o, "v", u32::from(image.addr[0]), u32::from(image.addr_dwords));
+        range(
+            o,
+            "v",
+            u32::from(image.addr[0]),
+            u32::from(image.addr_dwords),
+        );
     }
     if let Operand::Sgpr(n) = inst.mem.sbase {
         // LLVM prints eight registers whether or not r128 is set.

@@ -3,10 +3,10 @@
 use std::fmt::Write;
 
 use super::operand::{operand, sgpr};
-use crate::gpu::shader::disasm::operand::range;
-use crate::gpu::shader::gfx11::tables;
 use crate::gpu::shader::disasm::Operands;
+use crate::gpu::shader::disasm::operand::range;
 use crate::gpu::shader::gfx11::isa::{Encoding, Inst, Op};
+use crate::gpu::shader::gfx11::tables;
 use crate::gpu::shader::isa::{Operand, Ty};
 
 /// Write a memory instruction.

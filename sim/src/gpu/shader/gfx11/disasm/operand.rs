@@ -58,7 +58,9 @@ pub fn vgpr_only(out: &mut String, op: Operand, ty: Ty) {
     operand(out, op, ty);
     match op {
         Operand::Sgpr(NULL) => {}
-        Operand::Sgpr(_) => out.push_str("/*Invalid register, operand has 'VGPR_32' register class*/"),
+        Operand::Sgpr(_) => {
+            out.push_str("/*Invalid register, operand has 'VGPR_32' register class*/");
+        }
         Operand::Inline(_) => out.push_str("/*Invalid immediate*/"),
         _ => {}
     }

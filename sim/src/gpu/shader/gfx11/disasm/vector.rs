@@ -114,7 +114,10 @@ fn lo128_note(out: &mut String, inst: &Inst, slot: usize) {
     let high = matches!(inst.src[slot], Operand::Vgpr(n) if n >= 128);
     let dpp16 = matches!(inst.dpp, Some(Dpp::Dpp16 { .. }));
     if high && inst.row.flags.has(flag) && inst.enc != Encoding::Vop3 && !dpp16 {
-        let _ = write!(out, "/*Invalid register, operand has '{class}' register class*/");
+        let _ = write!(
+            out,
+            "/*Invalid register, operand has '{class}' register class*/"
+        );
     }
 }
 
@@ -199,7 +202,10 @@ fn wmma_note(out: &mut String, op: Operand, ty: Ty, slot: usize) {
     match op {
         Operand::Sgpr(_) => {
             let bits = ty.dwords() * 32;
-            let _ = write!(out, "/*Invalid register, operand has 'VReg_{bits}' register class*/");
+            let _ = write!(
+                out,
+                "/*Invalid register, operand has 'VReg_{bits}' register class*/"
+            );
         }
         Operand::Inline(_) if slot < 2 => out.push_str("/*Invalid immediate*/"),
         _ => {}
