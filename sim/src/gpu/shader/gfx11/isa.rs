@@ -37,7 +37,7 @@ pub use opcode::Op;
 
 /// Facts of one row of a generated opcode table beyond the operand types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct RowFlags(u8);
+pub struct RowFlags(u16);
 
 impl RowFlags {
     /// Nothing special.
@@ -57,6 +57,29 @@ impl RowFlags {
     /// 16-bit VGPR operands name a register half (true16: bit 7 of the field selects the high
     /// half), printed `v1.l` / `v1.h`.
     pub const TRUE16: Self = Self(32);
+    /// LLVM 19 reads source 0's VGPR through a Lo128 class (a "fake16" 16-bit instruction in a
+    /// 32-bit encoding): v128 and up print with an `/*Invalid register ...*/` note.
+    pub const LO128_SRC0: Self = Self(64);
+    /// As [`RowFlags::LO128_SRC0`], for source 1.
+    pub const LO128_SRC1: Self = Self(128);
+    /// An image instruction that takes a sampler (`image_sample*`, `image_gather4*`,
+    /// `image_get_lod`).
+    pub const SAMPLER: Self = Self(256);
+    /// Source 0 must be a VGPR (`v_swap_b32`, `v_readfirstlane_b32`): LLVM prints a scalar
+    /// register there with a `VGPR_32` note, a constant with an `Invalid immediate` one.
+    pub const VGPR_SRC0: Self = Self(512);
+    /// LLVM has no DPP16 form of this opcode.
+    pub const NO_DPP16: Self = Self(1024);
+    /// LLVM has no DPP8 form of this opcode.
+    pub const NO_DPP8: Self = Self(2048);
+    /// A VOP3 whose op_sel bits LLVM accepts but does not print.
+    pub const HIDDEN_OPSEL: Self = Self(4096);
+    /// A VOP3 whose abs bits LLVM accepts but does not print.
+    pub const HIDDEN_ABS: Self = Self(8192);
+    /// A VOP3 whose neg bits LLVM accepts but does not print.
+    pub const HIDDEN_NEG: Self = Self(16384);
+    /// A VOP3P whose op_sel_hi bits LLVM accepts but does not print.
+    pub const HIDDEN_OPSEL_HI: Self = Self(32768);
 
     /// Whether every flag of `other` is set.
     pub const fn has(self, other: Self) -> bool {
@@ -81,6 +104,10 @@ pub struct Row {
     pub ty: [Ty; 4],
     /// Implicit operands and constants.
     pub flags: RowFlags,
+    /// Bits of the first two dwords (the second's in the high half) that must be clear: fields
+    /// the instruction does not have, which LLVM's encoding fixes at zero (a DS store's vdst,
+    /// an integer VOP3's abs bits). The sweep finds them by setting each bit in turn.
+    pub zero: u64,
 }
 
 impl Row {
@@ -91,7 +118,14 @@ impl Row {
             op,
             ty,
             flags,
+            zero: 0,
         }
+    }
+
+    /// This row with the must-be-zero bits `zero` (used by the generated tables).
+    #[must_use]
+    pub const fn zero(self, zero: u64) -> Self {
+        Self { zero, ..self }
     }
 }
 
@@ -132,6 +166,103 @@ pub enum Encoding {
     Mubuf,
     /// Typed buffer (`[31:26] = 0x3a`).
     Mtbuf,
+    /// Image (`[31:26] = 0x3c`): [`Inst::image`] holds its fields.
+    Mimg,
+}
+
+/// How many registers LLVM prints for the data and the address of an image instruction of one
+/// MIMG row (opcode, dim, a16), in the sequential and the NSA form; generated from the sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MimgShape {
+    /// The row key: `opcode * 16 + dim * 2 + a16`.
+    pub key: u16,
+    /// The sequential form.
+    pub seq: MimgForm,
+    /// The NSA form.
+    pub nsa: MimgForm,
+    /// Data and address dwords of the sequential variant LLVM's decoder table matches first
+    /// for the opcode, which it keeps when the computed data registers would run past v255
+    /// ((0, 0): not seen; such words are rejected).
+    pub first: (u8, u8),
+}
+
+impl MimgShape {
+    /// A shape (used by the generated table).
+    pub const fn new(key: u16, seq: MimgForm, nsa: MimgForm, first: (u8, u8)) -> Self {
+        Self {
+            key,
+            seq,
+            nsa,
+            first,
+        }
+    }
+}
+
+/// One form's register counts. LLVM computes a data size n from dmask (4 for gather4 and
+/// `image_msaa_load`), d16 and tfe, and prints the variant of that size with the row's
+/// address size; where the opcode has no such variant (or none of the row's address size) it
+/// keeps the one its decoder table matched first, of other sizes, which `data[n]` records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MimgForm {
+    /// Address dwords.
+    pub addr: u8,
+    /// For each computed data size n (0..=5): the data dwords printed, with bit 7 set when
+    /// the address dwords printed are [`MimgForm::addr`], clear when [`MimgForm::other_addr`].
+    pub data: [u8; 6],
+    /// The address dwords of the variant LLVM keeps.
+    pub other_addr: u8,
+}
+
+impl MimgForm {
+    /// A form (used by the generated table).
+    pub const fn new(addr: u8, data: [u8; 6], other_addr: u8) -> Self {
+        Self {
+            addr,
+            data,
+            other_addr,
+        }
+    }
+
+    /// The data and address dwords LLVM prints for computed data size `n`.
+    pub fn dwords(&self, n: u32) -> (u8, u8) {
+        let e = self.data[(n as usize).min(5)];
+        let addr = if e & 0x80 != 0 {
+            self.addr
+        } else {
+            self.other_addr
+        };
+        (e & 0x7f, addr)
+    }
+}
+
+/// The fields of an image (MIMG) instruction beyond [`Mem`]'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Image {
+    /// Component mask.
+    pub dmask: u8,
+    /// Resource dimension (`SQ_RSRC_IMG_1D` .. `SQ_RSRC_IMG_2D_MSAA_ARRAY`).
+    pub dim: u8,
+    /// Unnormalised coordinates.
+    pub unorm: bool,
+    /// 128-bit resource descriptor.
+    pub r128: bool,
+    /// 16-bit addresses.
+    pub a16: bool,
+    /// 16-bit data.
+    pub d16: bool,
+    /// LOD warning enable.
+    pub lwe: bool,
+    /// Non-sequential address: the address VGPRs are listed one by one.
+    pub nsa: bool,
+    /// The address VGPRs: sequential, the first of the tuple; NSA, up to five, the fifth the
+    /// first of a tuple of the remaining addresses.
+    pub addr: [u8; 5],
+    /// How many address dwords LLVM prints.
+    pub addr_dwords: u8,
+    /// How many data dwords LLVM prints.
+    pub data_dwords: u8,
+    /// The sampler descriptor's first SGPR, if the instruction takes one.
+    pub ssamp: Option<u8>,
 }
 
 /// A DPP form of a VOP1/VOP2/VOPC/VOP3 instruction.
@@ -233,6 +364,8 @@ pub struct Inst {
     pub mem: Mem,
     /// VOPD: the Y operation (its row, destination, sources 0 and 1).
     pub dual: Option<(&'static Row, Operand, [Operand; 2])>,
+    /// MIMG: the image fields.
+    pub image: Option<Image>,
 }
 
 impl Inst {
@@ -251,6 +384,7 @@ impl Inst {
             dpp: None,
             mem: Mem::NONE,
             dual: None,
+            image: None,
         }
     }
 }

@@ -110,7 +110,9 @@ pub fn lower(g: &g11::Inst) -> Result<Lowered, DecodeError> {
         E11::Flat => Encoding::Flat,
         // MTBUF is MUBUF's `buffer_*_format_*` with the format from the instruction.
         E11::Mubuf | E11::Mtbuf => Encoding::Mubuf,
-        E11::Vopd | E11::Vinterp => return Err(DecodeError::NotSimulated(g.op.name())),
+        E11::Vopd | E11::Vinterp | E11::Mimg => {
+            return Err(DecodeError::NotSimulated(g.op.name()));
+        }
     };
     let mut inst = Inst::new(op, enc, g.dwords);
     inst.dst = dst(g.dst);

@@ -12,9 +12,11 @@ mod vector;
 pub use crate::gpu::shader::decode::DecodeError;
 use crate::gpu::shader::decode::{bits, word};
 use crate::gpu::shader::gfx11::isa::{Inst, Row};
+use crate::gpu::shader::isa::Ty;
 
-/// Longest GFX11 instruction in dwords (a 64-bit encoding plus a DPP word or a literal).
-pub const MAX_INST_DWORDS: usize = 3;
+/// Longest GFX11 instruction in dwords (an image instruction with three NSA address dwords;
+/// the longest ALU one is a 64-bit encoding plus a DPP word or a literal, 3).
+pub const MAX_INST_DWORDS: usize = 5;
 
 /// Decode the instruction starting at `words[0]`. `words` may be longer than the instruction;
 /// the result's `dwords` says how many it used.
@@ -45,23 +47,55 @@ pub fn decode(words: &[u32]) -> Result<Inst, DecodeError> {
         (0x37, _) => memory::flat(words),
         (0x38, _) => memory::mubuf(words),
         (0x3a, _) => memory::mtbuf(words),
-        (0x3c, _) => Err(DecodeError::UnsupportedEncoding("MIMG")),
+        (0x3c, _) => memory::mimg(words),
         (0x3e, _) => Err(DecodeError::UnsupportedEncoding("EXP")),
         (_, 0xce) => Err(DecodeError::UnsupportedEncoding("LDSDIR")),
         _ => Err(DecodeError::UnsupportedEncoding("unknown GFX11 prefix")),
     }
 }
 
-/// The row of `table` for `opcode`.
+/// The row of `table` for `opcode`, if the instruction in `words` leaves clear the bits the row
+/// says must be ([`Row::zero`]; LLVM rejects the encoding otherwise).
 fn row(
+    words: &[u32],
     table: &'static [Row],
     opcode: u32,
     family: &'static str,
 ) -> Result<&'static Row, DecodeError> {
-    table
+    let row = table
         .binary_search_by_key(&opcode, |r| u32::from(r.opcode))
         .map(|i| &table[i])
-        .map_err(|_| DecodeError::UnknownOpcode { family, opcode })
+        .map_err(|_| DecodeError::UnknownOpcode { family, opcode })?;
+    let low = u64::from(words.first().copied().unwrap_or(0));
+    let high = u64::from(words.get(1).copied().unwrap_or(0));
+    if (low | high << 32) & row.zero & !true16_high_halves(row, family) != 0 {
+        return Err(DecodeError::Invalid {
+            family,
+            what: "a field the instruction does not have is set",
+        });
+    }
+    Ok(row)
+}
+
+/// The bits of an e32 instruction that pick the high half of a 16-bit VGPR operand (bit 7
+/// of its vdst or vsrc1 field, GFX11's true16 encoding), for the operands of `row` that are
+/// 16-bit.
+///
+/// LLVM 19 models gfx1100's 16-bit VALU as "fake16": such operands may name only v0–v127,
+/// so its sweep finds these bits "must be zero" on some rows (`v_cvt_f16_f32_e32` with
+/// `v10.h` is refused by llvm-mc-19). The hardware reads them as `.h`, LLVM 22 accepts and
+/// prints them so, and clang-22 emits them for gfx1100 (its default is real true16): the
+/// decoder follows the hardware and LLVM 22 here.
+fn true16_high_halves(row: &Row, family: &str) -> u64 {
+    let half = |ty: Ty| matches!(ty, Ty::B16 | Ty::F16);
+    let vdst = if half(row.ty[0]) { 1 << 24 } else { 0 };
+    let vsrc1 = if half(row.ty[2]) { 1 << 16 } else { 0 };
+    match family {
+        "VOP1" => vdst,
+        "VOP2" => vdst | vsrc1,
+        "VOPC" => vsrc1,
+        _ => 0,
+    }
 }
 
 /// Bits `[lo, lo + width)` of `w` (the GFX9 decoder's helper).

@@ -1,19 +1,19 @@
 //! SOP1, SOP2, SOPK, SOPC, SOPP and SMEM.
 
-use super::operand::{Literal, NULL, sdst, sdst_of};
+use super::operand::{Literal, NULL, scalar, sdst};
 use super::{DecodeError, field, row};
 use crate::gpu::shader::decode::word;
 use crate::gpu::shader::gfx11::isa::{Encoding, Inst, Op};
 use crate::gpu::shader::gfx11::tables;
-use crate::gpu::shader::isa::Operand;
+use crate::gpu::shader::isa::{Operand, Ty};
 
 /// SOP2: `[31:30]=2 op[29:23] sdst[22:16] ssrc1[15:8] ssrc0[7:0]`.
 pub fn sop2(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::SOP2, field(w, 23, 7), "SOP2")?;
+    let row = row(words, tables::SOP2, field(w, 23, 7), "SOP2")?;
     let mut inst = Inst::new(Encoding::Sop2, row);
     let mut lit = Literal::at(words, 1, "SOP2");
-    inst.dst = sdst_of(field(w, 16, 7), row.ty[0]);
+    inst.dst = scalar(field(w, 16, 7), row.ty[0], "SOP2")?;
     inst.src[0] = lit.source(field(w, 0, 8), row.ty[1])?;
     inst.src[1] = lit.source(field(w, 8, 8), row.ty[2])?;
     inst.dwords = lit.dwords();
@@ -23,13 +23,15 @@ pub fn sop2(words: &[u32]) -> Result<Inst, DecodeError> {
 /// SOP1: `[31:23]=0x17d sdst[22:16] op[15:8] ssrc0[7:0]`.
 pub fn sop1(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::SOP1, field(w, 8, 8), "SOP1")?;
+    let row = row(words, tables::SOP1, field(w, 8, 8), "SOP1")?;
     let mut inst = Inst::new(Encoding::Sop1, row);
     let mut lit = Literal::at(words, 1, "SOP1");
-    inst.dst = sdst_of(field(w, 16, 7), row.ty[0]);
+    inst.dst = scalar(field(w, 16, 7), row.ty[0], "SOP1")?;
     // The raw field too: `s_sendmsg_rtn` takes a message id, not an operand, there.
     inst.imm = field(w, 0, 8);
-    inst.src[0] = lit.source(inst.imm, row.ty[1])?;
+    if !matches!(row.op, Op::SSendmsgRtnB32 | Op::SSendmsgRtnB64) {
+        inst.src[0] = lit.source(inst.imm, row.ty[1])?;
+    }
     inst.dwords = lit.dwords();
     Ok(inst)
 }
@@ -37,7 +39,7 @@ pub fn sop1(words: &[u32]) -> Result<Inst, DecodeError> {
 /// SOPC: `[31:23]=0x17e op[22:16] ssrc1[15:8] ssrc0[7:0]`.
 pub fn sopc(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::SOPC, field(w, 16, 7), "SOPC")?;
+    let row = row(words, tables::SOPC, field(w, 16, 7), "SOPC")?;
     let mut inst = Inst::new(Encoding::Sopc, row);
     let mut lit = Literal::at(words, 1, "SOPC");
     inst.src[0] = lit.source(field(w, 0, 8), row.ty[1])?;
@@ -50,9 +52,9 @@ pub fn sopc(words: &[u32]) -> Result<Inst, DecodeError> {
 /// literal.
 pub fn sopk(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::SOPK, field(w, 23, 5), "SOPK")?;
+    let row = row(words, tables::SOPK, field(w, 23, 5), "SOPK")?;
     let mut inst = Inst::new(Encoding::Sopk, row);
-    inst.dst = sdst(field(w, 16, 7));
+    inst.dst = scalar(field(w, 16, 7), row.ty[0], "SOPK")?;
     inst.imm = field(w, 0, 16);
     if row.op == Op::SSetregImm32B32 {
         let raw = word(words, 1, "SOPK")?;
@@ -68,7 +70,7 @@ pub fn sopk(words: &[u32]) -> Result<Inst, DecodeError> {
 /// SOPP: `[31:23]=0x17f op[22:16] simm16[15:0]`.
 pub fn sopp(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::SOPP, field(w, 16, 7), "SOPP")?;
+    let row = row(words, tables::SOPP, field(w, 16, 7), "SOPP")?;
     let mut inst = Inst::new(Encoding::Sopp, row);
     inst.imm = field(w, 0, 16);
     Ok(inst)
@@ -79,11 +81,17 @@ pub fn sopp(words: &[u32]) -> Result<Inst, DecodeError> {
 pub fn smem(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "SMEM")?;
-    let row = row(tables::SMEM, field(w, 18, 8), "SMEM")?;
+    let row = row(words, tables::SMEM, field(w, 18, 8), "SMEM")?;
     let mut inst = Inst::new(Encoding::Smem, row);
     inst.dwords = 2;
-    inst.dst = sdst(field(w, 6, 7));
-    inst.mem.sbase = sdst(field(w, 0, 6) << 1);
+    let buffer = row.op.name().starts_with("s_buffer") || row.op == Op::SAtcProbeBuffer;
+    inst.dst = if matches!(row.op, Op::SAtcProbe | Op::SAtcProbeBuffer) {
+        sdst(field(w, 6, 7))
+    } else {
+        scalar(field(w, 6, 7), row.ty[0], "SMEM")?
+    };
+    let base_ty = if buffer { Ty::B128 } else { Ty::B64 };
+    inst.mem.sbase = scalar(field(w, 0, 6) << 1, base_ty, "SMEM")?;
     inst.mem.glc = field(w, 14, 1) != 0;
     inst.mem.dlc = field(w, 13, 1) != 0;
     inst.mem.offset = ((w1 << 11) as i32) >> 11;

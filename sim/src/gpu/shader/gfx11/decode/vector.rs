@@ -1,12 +1,12 @@
 //! VOP1, VOP2, VOPC (with their DPP16/DPP8 forms), VOP3 (and its DPP forms), VOP3P, VOPD and
 //! VINTERP.
 
-use super::operand::{DPP8, DPP8_FI, DPP16, Literal, sdst, vgpr};
+use super::operand::{DPP8, DPP8_FI, DPP16, Literal, sdst, vgpr, vgpr_tuple};
 use super::{DecodeError, field, row};
 use crate::gpu::shader::decode::word;
 use crate::gpu::shader::gfx11::isa::{Dpp, Encoding, Inst, Row, RowFlags};
 use crate::gpu::shader::gfx11::tables;
-use crate::gpu::shader::isa::{DppControl, Operand};
+use crate::gpu::shader::isa::{DppControl, Operand, Ty};
 
 /// If `src0` announces a DPP word at `words[index]`: the DPP form and the real source 0
 /// (a VGPR), with DPP16's source modifiers put in `inst.mods`.
@@ -18,6 +18,17 @@ fn dpp(
 ) -> Result<Option<Operand>, DecodeError> {
     if !matches!(src0, DPP16 | DPP8 | DPP8_FI) {
         return Ok(None);
+    }
+    let refused = if src0 == DPP16 {
+        RowFlags::NO_DPP16
+    } else {
+        RowFlags::NO_DPP8
+    };
+    if inst.enc != Encoding::Vop3 && inst.row.flags.has(refused) {
+        return Err(DecodeError::Invalid {
+            family: "DPP",
+            what: "a DPP form LLVM does not have for this opcode",
+        });
     }
     let d = word(words, index, "DPP")?;
     inst.dpp = Some(if src0 == DPP16 {
@@ -45,13 +56,19 @@ fn dpp(
     Ok(Some(vgpr(field(d, 0, 8))))
 }
 
-/// The destination of a row: a scalar register where the row says so, else a VGPR.
-fn dest(row: &Row, code: u32) -> Operand {
-    if row.flags.has(RowFlags::SGPR_DST) {
-        sdst(code)
-    } else {
-        vgpr(code)
+/// The destination of a row: a scalar register where the row says so (its 8-bit field then
+/// holds a 7-bit SGPR code: LLVM rejects 128 and up), else a VGPR.
+fn dest(row: &Row, code: u32) -> Result<Operand, DecodeError> {
+    if !row.flags.has(RowFlags::SGPR_DST) {
+        return Ok(vgpr(code));
     }
+    if code > 127 {
+        return Err(DecodeError::Invalid {
+            family: "VALU",
+            what: "a scalar destination code above 127",
+        });
+    }
+    Ok(sdst(code))
 }
 
 /// Source 0 of a 32-bit VALU encoding and the instruction's length.
@@ -74,9 +91,9 @@ fn src0_e32(words: &[u32], inst: &mut Inst, family: &'static str) -> Result<(), 
 /// VOP1: `[31:25]=0x3f vdst[24:17] op[16:9] src0[8:0]`.
 pub fn vop1(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::VOP1, field(w, 9, 8), "VOP1")?;
+    let row = row(words, tables::VOP1, field(w, 9, 8), "VOP1")?;
     let mut inst = Inst::new(Encoding::Vop1, row);
-    inst.dst = dest(row, field(w, 17, 8));
+    inst.dst = dest(row, field(w, 17, 8))?;
     src0_e32(words, &mut inst, "VOP1")?;
     Ok(inst)
 }
@@ -84,10 +101,10 @@ pub fn vop1(words: &[u32]) -> Result<Inst, DecodeError> {
 /// VOP2: `[31]=0 op[30:25] vdst[24:17] vsrc1[16:9] src0[8:0]`.
 pub fn vop2(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::VOP2, field(w, 25, 6), "VOP2")?;
+    let row = row(words, tables::VOP2, field(w, 25, 6), "VOP2")?;
     let mut inst = Inst::new(Encoding::Vop2, row);
     inst.dst = vgpr(field(w, 17, 8));
-    inst.src[1] = vgpr(field(w, 9, 8));
+    inst.src[1] = vgpr_tuple(field(w, 9, 8), row.ty[2], "VOP2")?;
     src0_e32(words, &mut inst, "VOP2")?;
     Ok(inst)
 }
@@ -96,9 +113,9 @@ pub fn vop2(words: &[u32]) -> Result<Inst, DecodeError> {
 /// `v_cmpx`).
 pub fn vopc(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
-    let row = row(tables::VOPC, field(w, 17, 8), "VOPC")?;
+    let row = row(words, tables::VOPC, field(w, 17, 8), "VOPC")?;
     let mut inst = Inst::new(Encoding::Vopc, row);
-    inst.src[1] = vgpr(field(w, 9, 8));
+    inst.src[1] = vgpr_tuple(field(w, 9, 8), row.ty[2], "VOPC")?;
     src0_e32(words, &mut inst, "VOPC")?;
     Ok(inst)
 }
@@ -109,10 +126,10 @@ pub fn vopc(words: &[u32]) -> Result<Inst, DecodeError> {
 pub fn vop3(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "VOP3")?;
-    let row = row(tables::VOP3, field(w, 16, 10), "VOP3")?;
+    let row = row(words, tables::VOP3, field(w, 16, 10), "VOP3")?;
     let mut inst = Inst::new(Encoding::Vop3, row);
     inst.dwords = 2;
-    inst.dst = dest(row, field(w, 0, 8));
+    inst.dst = dest(row, field(w, 0, 8))?;
     if row.flags.has(RowFlags::SDST) {
         inst.sdst = sdst(field(w, 8, 7));
     } else {
@@ -144,7 +161,7 @@ pub fn vop3(words: &[u32]) -> Result<Inst, DecodeError> {
 pub fn vop3p(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "VOP3P")?;
-    let row = row(tables::VOP3P, field(w, 16, 7), "VOP3P")?;
+    let row = row(words, tables::VOP3P, field(w, 16, 7), "VOP3P")?;
     let mut inst = Inst::new(Encoding::Vop3p, row);
     inst.dst = vgpr(field(w, 0, 8));
     inst.mods.neg_hi = field(w, 8, 3) as u8;
@@ -168,8 +185,16 @@ pub fn vop3p(words: &[u32]) -> Result<Inst, DecodeError> {
 pub fn vopd(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "VOPD")?;
-    let x = row(tables::VOPDX, field(w, 22, 4), "VOPD X")?;
-    let y = row(tables::VOPDY, field(w, 17, 5), "VOPD Y")?;
+    let x = row(words, tables::VOPDX, field(w, 22, 4), "VOPD X")?;
+    let y = row(words, tables::VOPDY, field(w, 17, 5), "VOPD Y")?;
+    // A half without source 1 (`v_dual_mov_b32`) leaves its vsrc1 field zero; LLVM rejects
+    // the word otherwise (llvm-mc-19).
+    if (x.ty[2] == Ty::N && field(w, 9, 8) != 0) || (y.ty[2] == Ty::N && field(w1, 9, 8) != 0) {
+        return Err(DecodeError::Invalid {
+            family: "VOPD",
+            what: "vsrc1 of a half that has no source 1",
+        });
+    }
     let mut inst = Inst::new(Encoding::Vopd, x);
     let mut lit = Literal::at(words, 2, "VOPD");
     let vdst_x = field(w1, 24, 8);
@@ -192,7 +217,7 @@ pub fn vopd(words: &[u32]) -> Result<Inst, DecodeError> {
 pub fn vinterp(words: &[u32]) -> Result<Inst, DecodeError> {
     let w = words[0];
     let w1 = word(words, 1, "VINTERP")?;
-    let row = row(tables::VINTERP, field(w, 16, 7), "VINTERP")?;
+    let row = row(words, tables::VINTERP, field(w, 16, 7), "VINTERP")?;
     let mut inst = Inst::new(Encoding::Vinterp, row);
     inst.dwords = 2;
     inst.dst = vgpr(field(w, 0, 8));

@@ -4,7 +4,9 @@ use std::fmt::Write;
 
 use super::operand::{operand, sgpr};
 use crate::gpu::shader::disasm::Operands;
+use crate::gpu::shader::disasm::operand::range;
 use crate::gpu::shader::gfx11::isa::{Encoding, Inst, Op};
+use crate::gpu::shader::gfx11::tables;
 use crate::gpu::shader::isa::{Operand, Ty};
 
 /// Write a memory instruction.
@@ -19,13 +21,10 @@ pub fn write(out: &mut String, inst: &Inst) {
 
 /// A VGPR tuple of `dwords` starting at `op`.
 fn vreg(out: &mut String, op: Operand, dwords: u32) {
-    let ty = match dwords {
-        2 => Ty::B64,
-        3 => Ty::B96,
-        4 => Ty::B128,
-        _ => Ty::B32,
-    };
-    operand(out, op, ty);
+    match op {
+        Operand::Vgpr(n) => range(out, "v", u32::from(n), dwords),
+        _ => operand(out, op, Ty::B32),
+    }
 }
 
 /// DS: `[vdst,] addr[, data0[, data1]]`, then offsets and `gds`.
@@ -110,7 +109,13 @@ fn flat(out: &mut String, inst: &Inst) {
         let data = ty[2].dwords();
         vreg(ops.next(), inst.dst, if cmpswap { data / 2 } else { data });
     }
-    let o = ops.next();
+    // The `addtid` forms take no address: the lane id is the offset.
+    let mut no_address = String::new();
+    let o = if inst.op.name().contains("_addtid_") {
+        &mut no_address
+    } else {
+        ops.next()
+    };
     match (m.segment, m.sbase) {
         (0, _) | (2, Operand::None) => vreg(o, inst.src[0], 2),
         (1, _) if !m.sve => o.push_str("off"),
@@ -118,6 +123,8 @@ fn flat(out: &mut String, inst: &Inst) {
     }
     if ty[2] != Ty::N {
         operand(ops.next(), inst.src[1], ty[2]);
+    } else if ty[0] == Ty::N && inst.op.name().contains("_addtid_") {
+        vreg(ops.next(), inst.src[1], 1);
     }
     if m.segment != 0 {
         match m.sbase {
@@ -152,7 +159,14 @@ fn buffer(out: &mut String, inst: &Inst) {
         return;
     }
     let mut ops = Operands::new(out);
-    operand(ops.next(), inst.src[1], ty[0]);
+    if inst.op.name().contains("_lds_") {
+        // The LDS loads write LDS (at M0), no VGPR.
+    } else if m.tfe {
+        // TFE writes one more register: the fetch status.
+        vreg(ops.next(), inst.src[1], ty[0].dwords() + 1);
+    } else {
+        operand(ops.next(), inst.src[1], ty[0]);
+    }
     let o = ops.next();
     match (m.idxen, m.offen) {
         (true, true) => vreg(o, inst.src[0], 2),
@@ -162,14 +176,11 @@ fn buffer(out: &mut String, inst: &Inst) {
     if let Operand::Sgpr(n) = m.sbase {
         sgpr(ops.next(), n, 4);
     }
-    operand(ops.next(), m.soffset, Ty::B32);
+    let o = ops.next();
+    operand(o, m.soffset, Ty::B32);
+    super::scalar::lds_direct_note(o, m.soffset);
     if inst.enc == Encoding::Mtbuf {
-        match m.format {
-            22 => out.push_str(" format:[BUF_FMT_32_FLOAT]"),
-            f => {
-                let _ = write!(out, " format:{f}");
-            }
-        }
+        out.push_str(tables::MTBUF_FORMAT[usize::from(m.format & 0x7f)]);
     }
     if m.idxen {
         out.push_str(" idxen");

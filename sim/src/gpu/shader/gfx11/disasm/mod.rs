@@ -1,6 +1,7 @@
 //! A disassembler that writes GFX11 instructions the way `llvm-objdump-19 -d --mcpu=gfx1100`
 //! does (wave32 register names), so the decoder can be checked against LLVM.
 
+mod image;
 mod memory;
 mod operand;
 mod scalar;
@@ -30,6 +31,7 @@ pub fn disassemble(inst: &Inst) -> String {
         Encoding::Ds | Encoding::Flat | Encoding::Mubuf | Encoding::Mtbuf => {
             memory::write(&mut out, inst);
         }
+        Encoding::Mimg => image::write(&mut out, inst),
     }
     out
 }

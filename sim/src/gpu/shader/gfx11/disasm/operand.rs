@@ -6,6 +6,9 @@ use std::fmt::Write;
 use crate::gpu::shader::disasm::operand::{self as gfx9, pair, range};
 use crate::gpu::shader::isa::{Operand, Ty};
 
+/// The GFX11 code of `null`.
+const NULL: u8 = 124;
+
 /// A scalar register of `count` dwords by its GFX11 code.
 pub fn sgpr(out: &mut String, n: u8, count: u32) {
     match n {
@@ -47,4 +50,23 @@ pub fn half(out: &mut String, op: Operand, ty: Ty) {
         }
         _ => operand(out, op, ty),
     }
+}
+
+/// A source LLVM reads through a VGPR-only class (VINTERP's): a scalar register there prints
+/// with a `VGPR_32` note, a constant with an `Invalid immediate` one (llvm-mc-19).
+pub fn vgpr_only(out: &mut String, op: Operand, ty: Ty) {
+    operand(out, op, ty);
+    match op {
+        Operand::Sgpr(NULL) => {}
+        Operand::Sgpr(_) => {
+            out.push_str("/*Invalid register, operand has 'VGPR_32' register class*/");
+        }
+        Operand::Inline(_) => out.push_str("/*Invalid immediate*/"),
+        _ => {}
+    }
+}
+
+/// [`modified`] over [`vgpr_only`].
+pub fn modified_vgpr_only(out: &mut String, op: Operand, ty: Ty, neg: bool) {
+    gfx9::modified_with(out, op, ty, neg, false, vgpr_only);
 }

@@ -6,7 +6,7 @@ use super::operand::{operand, sgpr};
 use super::symbolic;
 use crate::gpu::shader::disasm::Operands;
 use crate::gpu::shader::gfx11::isa::{Encoding, Inst, Op};
-use crate::gpu::shader::isa::{Operand, Ty};
+use crate::gpu::shader::isa::{Operand, Special, Ty};
 
 /// Write a scalar instruction.
 pub fn write(out: &mut String, inst: &Inst) {
@@ -22,12 +22,14 @@ pub fn write(out: &mut String, inst: &Inst) {
                 operand(ops.next(), inst.dst, ty[0]);
             }
             if inst.op == Op::SSendmsgRtnB64 || inst.op == Op::SSendmsgRtnB32 {
-                symbolic::sendmsg(ops.next(), inst.imm);
+                symbolic::sendmsg_rtn(ops.next(), inst.imm);
                 return;
             }
             for i in 0..2 {
                 if ty[i + 1] != Ty::N {
-                    operand(ops.next(), inst.src[i], ty[i + 1]);
+                    let o = ops.next();
+                    operand(o, inst.src[i], ty[i + 1]);
+                    lds_direct_note(o, inst.src[i]);
                 }
             }
         }
@@ -47,6 +49,9 @@ fn sopp(out: &mut String, inst: &Inst) {
             symbolic::sendmsg(out, imm);
         }
         Op::SEndpgm if imm == 0 => {}
+        Op::SEndpgm => {
+            let _ = write!(out, " {imm}");
+        }
         Op::SClause
         | Op::SSetInstPrefetchDistance
         | Op::SRoundMode
@@ -158,5 +163,13 @@ fn offset_text(out: &mut String, offset: i32) {
         let _ = write!(out, "-0x{:x}", offset.unsigned_abs());
     } else {
         let _ = write!(out, "0x{offset:x}");
+    }
+}
+
+/// LLVM's note after `src_lds_direct` where it reads a 32-bit scalar operand (SOP1, SOP2,
+/// SOPC sources, a buffer's soffset): the code is not in the SReg_32 class.
+pub fn lds_direct_note(out: &mut String, op: Operand) {
+    if op == Operand::Special(Special::LdsDirect) {
+        out.push_str("/*Invalid register, operand has 'SReg_32' register class*/");
     }
 }

@@ -4,6 +4,8 @@
 
 use std::fmt::Write;
 
+use crate::gpu::shader::gfx11::tables;
+
 /// `s_waitcnt`: vmcnt [15:10], lgkmcnt [9:4], expcnt [2:0]; counters at their maximum (no
 /// wait) are left out unless all are.
 pub fn waitcnt(out: &mut String, imm: u32) {
@@ -98,65 +100,27 @@ pub fn depctr(out: &mut String, imm: u32) {
     }
 }
 
-/// Message ids of `s_sendmsg` and `s_sendmsg_rtn` on GFX11.
-const MESSAGES: [(u32, &str); 12] = [
-    (1, "MSG_INTERRUPT"),
-    (2, "MSG_HS_TESSFACTOR"),
-    (3, "MSG_DEALLOC_VGPRS"),
-    (4, "MSG_SAVEWAVE"),
-    (5, "MSG_STALL_WAVE_GEN"),
-    (6, "MSG_HALT_WAVES"),
-    (7, "MSG_ORDERED_PS_DONE"),
-    (8, "MSG_EARLY_PRIM_DEALLOC"),
-    (9, "MSG_GS_ALLOC_REQ"),
-    (10, "MSG_GET_DOORBELL"),
-    (11, "MSG_GET_DDID"),
-    (15, "MSG_SYSMSG"),
-];
-const RTN_MESSAGES: [(u32, &str); 6] = [
-    (128, "MSG_RTN_GET_DOORBELL"),
-    (129, "MSG_RTN_GET_DDID"),
-    (130, "MSG_RTN_GET_TMA"),
-    (131, "MSG_RTN_GET_REALTIME"),
-    (132, "MSG_RTN_SAVE_WAVE"),
-    (133, "MSG_RTN_GET_TBA"),
-];
-
-/// `sendmsg(NAME)` for a known message with no further fields, else the numeric form.
+/// `s_sendmsg`'s immediate: `sendmsg(...)` where llvm-mc-19 prints it so (the generated
+/// [`tables::SENDMSG`]), else the number.
 pub fn sendmsg(out: &mut String, imm: u32) {
-    let id = imm & 0xff;
-    let known = MESSAGES
-        .iter()
-        .chain(RTN_MESSAGES.iter())
-        .find(|(i, _)| *i == id);
-    match known {
-        Some((_, name)) if imm >> 8 == 0 => {
-            let _ = write!(out, "sendmsg({name})");
-        }
-        _ => {
-            let _ = write!(out, "sendmsg({id}, {}, {})", (imm >> 4) & 3, (imm >> 8) & 7);
+    let low = imm & 0x3ff;
+    let symbolic = tables::SENDMSG
+        .binary_search_by_key(&low, |&(l, _, _)| u32::from(l))
+        .ok()
+        .map(|i| tables::SENDMSG[i])
+        .filter(|&(_, any_high, _)| any_high || imm >> 10 == 0);
+    match symbolic {
+        Some((_, _, text)) => out.push_str(text),
+        None => {
+            let _ = write!(out, "{imm}");
         }
     }
 }
 
-/// Hardware register names of GFX11.
-const HWREGS: [(u32, &str); 15] = [
-    (1, "HW_REG_MODE"),
-    (2, "HW_REG_STATUS"),
-    (3, "HW_REG_TRAPSTS"),
-    (5, "HW_REG_GPR_ALLOC"),
-    (6, "HW_REG_LDS_ALLOC"),
-    (7, "HW_REG_IB_STS"),
-    (15, "HW_REG_SH_MEM_BASES"),
-    (16, "HW_REG_TBA_LO"),
-    (17, "HW_REG_TBA_HI"),
-    (18, "HW_REG_TMA_LO"),
-    (19, "HW_REG_TMA_HI"),
-    (20, "HW_REG_FLAT_SCR_LO"),
-    (21, "HW_REG_FLAT_SCR_HI"),
-    (23, "HW_REG_HW_ID1"),
-    (29, "HW_REG_SHADER_CYCLES"),
-];
+/// `s_sendmsg_rtn_*`'s message operand (its SSRC0 field).
+pub fn sendmsg_rtn(out: &mut String, msg: u32) {
+    out.push_str(tables::SENDMSG_RTN[(msg & 0xff) as usize]);
+}
 
 /// `hwreg(NAME, offset, size)`: id [5:0], offset [10:6], size-1 [15:11]; offset 0 and size 32
 /// are left out.
@@ -165,11 +129,11 @@ pub fn hwreg(out: &mut String, imm: u32) {
     let offset = (imm >> 6) & 0x1f;
     let size = ((imm >> 11) & 0x1f) + 1;
     out.push_str("hwreg(");
-    match HWREGS.iter().find(|(i, _)| *i == id) {
-        Some((_, name)) => out.push_str(name),
-        None => {
+    match tables::HWREG_NAMES[id as usize] {
+        "" => {
             let _ = write!(out, "{id}");
         }
+        name => out.push_str(name),
     }
     if offset != 0 || size != 32 {
         let _ = write!(out, ", {offset}, {size}");

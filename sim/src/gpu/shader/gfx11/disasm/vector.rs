@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::operand::{half, modified, operand};
+use super::operand::{half, modified, modified_vgpr_only, operand};
 use crate::gpu::shader::disasm::Operands;
 use crate::gpu::shader::disasm::vector::{common_dpp_ctrl, dpp_masks};
 use crate::gpu::shader::gfx11::isa::{Dpp, Encoding, Inst, Op, Row, RowFlags};
@@ -25,8 +25,11 @@ pub fn write(out: &mut String, inst: &Inst) {
 fn mnemonic(out: &mut String, inst: &Inst) {
     out.push_str(inst.op.name());
     let suffixed = inst.row.flags.has(RowFlags::SUFFIX);
+    let lo128 = inst.row.flags.has(RowFlags::LO128_SRC0);
     match (inst.enc, inst.dpp.is_some()) {
         (Encoding::Vop3, true) => out.push_str("_e64_dpp"),
+        // LLVM 19 names the DPP8 form of its "fake16" compares without the suffix.
+        (Encoding::Vopc, true) if lo128 && matches!(inst.dpp, Some(Dpp::Dpp8 { .. })) => {}
         (_, true) => out.push_str("_dpp"),
         (Encoding::Vop3, false) if suffixed => out.push_str("_e64"),
         (_, false) if suffixed => out.push_str("_e32"),
@@ -62,13 +65,16 @@ fn vop(out: &mut String, inst: &Inst) {
         if inst.row.flags.has(RowFlags::K) && i == 1 && inst.op.name().contains("fmamk") {
             let _ = write!(ops.next(), "0x{:x}", inst.imm);
         }
-        let neg = inst.mods.neg >> i & 1 != 0;
-        let abs = inst.mods.abs >> i & 1 != 0;
+        let flags = inst.row.flags;
+        let neg = inst.mods.neg >> i & 1 != 0 && !flags.has(RowFlags::HIDDEN_NEG);
+        let abs = inst.mods.abs >> i & 1 != 0 && !flags.has(RowFlags::HIDDEN_ABS);
+        let o = ops.next();
         if true16 {
-            half(ops.next(), inst.src[i], ty[i + 1]);
+            half(o, inst.src[i], ty[i + 1]);
         } else {
-            modified(ops.next(), inst.src[i], ty[i + 1], neg, abs);
+            modified(o, inst.src[i], ty[i + 1], neg, abs);
         }
+        lo128_note(o, inst, i);
     }
     if inst.row.flags.has(RowFlags::K) && inst.op.name().contains("fmaak") {
         let _ = write!(ops.next(), "0x{:x}", inst.imm);
@@ -84,10 +90,41 @@ fn vop(out: &mut String, inst: &Inst) {
     }
 }
 
+/// LLVM 19's note after a source it reads through a narrower register class: a VGPR at v128
+/// or above in a Lo128 slot ([`RowFlags::LO128_SRC0`]; the 32-bit encodings of its "fake16"
+/// instructions and their DPP8 forms, not the DPP16 ones), a scalar or a constant where only a VGPR may
+/// be ([`RowFlags::VGPR_SRC0`]).
+fn lo128_note(out: &mut String, inst: &Inst, slot: usize) {
+    let dpp8 = matches!(inst.dpp, Some(Dpp::Dpp8 { .. }));
+    let (flag, class) = match slot {
+        0 if dpp8 => (RowFlags::LO128_SRC0, "VGPR_32_Lo128"),
+        0 => (RowFlags::LO128_SRC0, "VS_32_Lo128"),
+        1 => (RowFlags::LO128_SRC1, "VGPR_32_Lo128"),
+        _ => return,
+    };
+    if slot == 0 && inst.row.flags.has(RowFlags::VGPR_SRC0) && inst.enc != Encoding::Vop3 {
+        match inst.src[0] {
+            Operand::Sgpr(_) => {
+                out.push_str("/*Invalid register, operand has 'VGPR_32' register class*/");
+            }
+            Operand::Inline(_) => out.push_str("/*Invalid immediate*/"),
+            _ => {}
+        }
+    }
+    let high = matches!(inst.src[slot], Operand::Vgpr(n) if n >= 128);
+    let dpp16 = matches!(inst.dpp, Some(Dpp::Dpp16 { .. }));
+    if high && inst.row.flags.has(flag) && inst.enc != Encoding::Vop3 && !dpp16 {
+        let _ = write!(
+            out,
+            "/*Invalid register, operand has '{class}' register class*/"
+        );
+    }
+}
+
 /// `op_sel:[...]`, `clamp` and the output modifier of a VOP3.
 fn vop3_modifiers(out: &mut String, inst: &Inst) {
     let sources = inst.row.ty[1..].iter().filter(|t| **t != Ty::N).count();
-    if inst.mods.op_sel != 0 {
+    if inst.mods.op_sel != 0 && !inst.row.flags.has(RowFlags::HIDDEN_OPSEL) {
         out.push_str(" op_sel:[");
         for i in 0..sources {
             let _ = write!(out, "{},", inst.mods.op_sel >> i & 1);
@@ -121,31 +158,57 @@ fn vop3p(out: &mut String, inst: &Inst) {
     let ty = inst.row.ty;
     let mut ops = Operands::new(out);
     operand(ops.next(), inst.dst, ty[0]);
+    let mix = inst.op.name().starts_with("v_fma_mix");
+    let m = inst.mods;
     let mut n = 0;
     for i in 0..3 {
         if ty[i + 1] != Ty::N {
-            operand(ops.next(), inst.src[i], ty[i + 1]);
+            if mix {
+                // The mixed-precision FMAs take float modifiers: neg_lo is `-x`, neg_hi `|x|`.
+                let (neg, abs) = (m.neg >> i & 1 != 0, m.neg_hi >> i & 1 != 0);
+                modified(ops.next(), inst.src[i], ty[i + 1], neg, abs);
+            } else {
+                let o = ops.next();
+                operand(o, inst.src[i], ty[i + 1]);
+                if inst.op.name().starts_with("v_wmma") {
+                    wmma_note(o, inst.src[i], ty[i + 1], i);
+                }
+            }
             n += 1;
         }
     }
-    let mix = inst.op.name().starts_with("v_fma_mix");
-    let m = inst.mods;
     let all = (1u8 << n) - 1;
     if m.op_sel & all != 0 {
         bit_list(out, "op_sel", m.op_sel, n);
     }
     let hi_default = if mix { 0 } else { all };
-    if m.op_sel_hi & all != hi_default {
+    if m.op_sel_hi & all != hi_default && !inst.row.flags.has(RowFlags::HIDDEN_OPSEL_HI) {
         bit_list(out, "op_sel_hi", m.op_sel_hi, n);
     }
-    if m.neg & all != 0 {
+    if m.neg & all != 0 && !mix {
         bit_list(out, "neg_lo", m.neg, n);
     }
-    if m.neg_hi & all != 0 {
+    if m.neg_hi & all != 0 && !mix {
         bit_list(out, "neg_hi", m.neg_hi, n);
     }
     if m.clamp {
         out.push_str(" clamp");
+    }
+}
+
+/// LLVM's note after a WMMA matrix operand that is not a VGPR tuple: a scalar one (its
+/// class is `VReg_<bits>`), a constant as A or B (C may be an inline constant).
+fn wmma_note(out: &mut String, op: Operand, ty: Ty, slot: usize) {
+    match op {
+        Operand::Sgpr(_) => {
+            let bits = ty.dwords() * 32;
+            let _ = write!(
+                out,
+                "/*Invalid register, operand has 'VReg_{bits}' register class*/"
+            );
+        }
+        Operand::Inline(_) if slot < 2 => out.push_str("/*Invalid immediate*/"),
+        _ => {}
     }
 }
 
@@ -188,21 +251,16 @@ fn vinterp(out: &mut String, inst: &Inst) {
     let mut ops = Operands::new(out);
     operand(ops.next(), inst.dst, ty[0]);
     for i in 0..3 {
-        modified(
-            ops.next(),
-            inst.src[i],
-            ty[i + 1],
-            inst.mods.neg >> i & 1 != 0,
-            false,
-        );
+        let neg = inst.mods.neg >> i & 1 != 0;
+        modified_vgpr_only(ops.next(), inst.src[i], ty[i + 1], neg);
+    }
+    if inst.mods.clamp {
+        out.push_str(" clamp");
     }
     if inst.mods.op_sel != 0 {
         bit_list(out, "op_sel", inst.mods.op_sel, 4);
     }
     let _ = write!(out, " wait_exp:{}", inst.imm);
-    if inst.mods.clamp {
-        out.push_str(" clamp");
-    }
 }
 
 /// The DPP control as LLVM names it.

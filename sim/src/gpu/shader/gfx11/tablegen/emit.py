@@ -9,10 +9,11 @@ src2. Slots are told apart by the register numbers sweep.py put in them; types f
 register widths and the mnemonic's type suffixes.
 """
 import os, re, sys
+from collections import Counter
 
 SWEEP, OUT = sys.argv[1], sys.argv[2]
 FAMS = ["sop2", "sopk", "sop1", "sopc", "sopp", "smem", "vop1", "vop2", "vopc", "vop3",
-        "vop3p", "vopdx", "vopdy", "vinterp", "ds", "flat", "mubuf", "mtbuf"]
+        "vop3p", "vopdx", "vopdy", "vinterp", "ds", "flat", "mubuf", "mtbuf", "mimg"]
 # Which operand slot each register the sweep planted lands in.
 ROLES = {
     "sop2": {"s4": 0, "s6": 1, "s2": 2},
@@ -35,9 +36,10 @@ TYPES = ("f16", "f32", "f64", "bf16", "i16", "u16", "b16", "i32", "u32", "b32", 
 def load(fam):
     rows = {}
     for line in open(os.path.join(SWEEP, fam + ".txt")):
-        key, text = line.rstrip("\n").split("\t", 1)
-        if text != "-":
-            rows[int(key)] = text
+        fields = line.rstrip("\n").split("\t")
+        if fields[1] != "-":
+            rows[int(fields[0])] = (fields[1], int(fields[2], 16) if len(fields) > 2 else 0,
+                                    fields[3] if len(fields) > 3 else "")
     return rows
 
 
@@ -148,17 +150,86 @@ ops = {}
 tables = {}
 for fam in FAMS:
     rows = []
-    for key, text in sorted(load(fam).items()):
+    for key, (text, zero, lo128) in sorted(load(fam).items()):
         if fam in ("vopdx", "vopdy"):
             text = text.split(" :: ")[0 if fam == "vopdx" else 1]
         name, toks = split(text)
         types, flags = signature(fam, base(name), toks)
         if base(name) != name:
             flags.append("SUFFIX")
+        if fam == "mimg":
+            # Register counts come from MIMG_SHAPE, not from operand types.
+            types = ["N"] * 4
+            flags += ["SAMPLER"] if len(toks) == 4 else []
+        else:
+            names = {"0": "LO128_SRC0", "1": "LO128_SRC1", "v": "VGPR_SRC0", "P": "NO_DPP16",
+                     "8": "NO_DPP8", "o": "HIDDEN_OPSEL", "a": "HIDDEN_ABS", "n": "HIDDEN_NEG",
+                     "h": "HIDDEN_OPSEL_HI"}
+            flags += [names[c] for c in lo128]
         name = base(name)
         ops.setdefault(name, None)
-        rows.append((key, name, types, flags))
+        rows.append((key, name, types, flags, zero))
     tables[fam] = rows
+
+
+def mimg_forms(half):
+    """Per MIMG row key, for the sequential (half 0) or the NSA (half 1) form: the address
+    dwords, and for each data size n LLVM computes (from dmask, d16 and tfe) the data dwords it
+    prints and whether with this row's address size or with another (when LLVM has no variant
+    of that size it keeps the one its decoder table matched first). Derived from the sweep's
+    dmask/d16/tfe observations and checked against every one of them."""
+    rows = {k: (t, v.split()[16 * half:16 * half + 16]) for k, (t, _, v) in load("mimg").items()}
+    combos = [(dm, d16, tfe) for dm in (1, 3, 7, 15) for d16 in (0, 1) for tfe in (0, 1)]
+
+    def formula(name, dm, d16, tfe):
+        n = 4 if "gather4" in name or "msaa_load" in name else bin(dm).count("1")
+        return (n + 1) // 2 + tfe if d16 else n + tfe
+
+    obs = {}
+    for key, (text, pairs) in rows.items():
+        name = text.split()[0]
+        obs[key] = [(formula(name, *c), tuple(map(int, p.split(":"))) if p != "-" else None)
+                    for c, p in zip(combos, pairs)]
+    # A row whose address size LLVM has no variant for prints one shape whatever the dmask.
+    fallback = {k for k, o in obs.items()
+                if len({p for _, p in o if p}) == 1 and any(p and p[0] != n for n, p in o)}
+    addr = {}
+    for key, o in obs.items():
+        sizes = Counter(p[1] for n, p in o if p and p[0] == n)
+        addr[key] = sizes.most_common(1)[0][0] if sizes else 0
+    data, other = {}, {}
+    for key, o in obs.items():
+        op = key // 16
+        data.setdefault(op, {})
+        other.setdefault(op, Counter())
+        if key in fallback:
+            continue
+        for n, p in o:
+            if p:
+                keep = p[1] == addr[key]
+                data[op].setdefault(n, Counter())[(p[0], keep)] += 1
+                if not keep:
+                    other[op][p[1]] += 1
+    out, bad = {}, 0
+    for key, o in sorted(obs.items()):
+        op = key // 16
+        if key in fallback:
+            vd, va = next(p for _, p in o if p)
+            entries, oth = [vd] * 6, va
+        else:
+            entries = [0] * 6
+            for n, c in data[op].items():
+                vd, keep = c.most_common(1)[0][0]
+                entries[n] = vd | (0x80 if keep else 0)
+            oth = other[op].most_common(1)[0][0] if other[op] else 0
+        for n, p in o:
+            e = entries[n]
+            bad += p is not None and p != (e & 0x7f, addr[key] if e & 0x80 else oth)
+        out[key] = (addr[key], entries, oth)
+    if bad:
+        print("emit.py: %d MIMG register counts the model does not predict" % bad, file=sys.stderr)
+    return out
+
 
 os.makedirs(OUT, exist_ok=True)
 with open(os.path.join(OUT, "opcode.rs"), "w") as f:
@@ -173,15 +244,61 @@ with open(os.path.join(OUT, "tables.rs"), "w") as f:
     f.write("//! Opcode numbers of every GFX11 encoding for gfx1100, with operand types: dst, src0,\n"
             "//! src1, src2.\n//!\n//! Generated by `gfx11/tablegen/emit.py` from the same `llvm-mc-19 --disassemble` sweep as\n"
             "//! `opcode.rs`. FLAT opcodes are keyed by `segment * 1000 + opcode` (segment 0 flat,\n"
-            "//! 1 scratch, 2 global). VOP3 lists every opcode LLVM accepts there, VOPC, VOP2 and VOP1\n"
+            "//! 1 scratch, 2 global), MIMG ones by `opcode * 16 + dim * 2 + a16`. VOP3 lists every opcode LLVM accepts there, VOPC, VOP2 and VOP1\n"
             "//! ones promoted to it included. Regenerate rather than edit by hand.\n\n"
-            "use super::isa::{Op, Row, RowFlags};\nuse crate::gpu::shader::isa::Ty::{%s};\n\n"
-            % ", ".join(sorted({t for rows in tables.values() for _, _, types, _ in rows for t in types})))
+            "use super::isa::{MimgForm, MimgShape, Op, Row, RowFlags};\nuse crate::gpu::shader::isa::Ty::{%s};\n\n"
+            % ", ".join(sorted({t for rows in tables.values() for _, _, types, _, _ in rows for t in types})))
+    f.write("/// MIMG register counts by row key (see [`super::isa::MimgShape`]).\n"
+            "pub(crate) const MIMG_SHAPE: &[MimgShape] = &[\n")
+    seq, nsa = mimg_forms(0), mimg_forms(1)
+    form = lambda a, e, o: "MimgForm::new(%d, [%s], %d)" % (a, ", ".join("0x%x" % x for x in e), o)
+    # The sequential variant LLVM's decoder table matches first for each opcode: what a row
+    # whose address size has no variant prints (a fallback row: one shape for every n).
+    first = {}
+    for key, (a, e, o) in sorted(seq.items()):
+        if len(set(e)) == 1 and not e[0] & 0x80:
+            first.setdefault(key // 16, (e[0], o))
+    for key in sorted(seq):
+        fd, fa = first.get(key // 16, (0, 0))
+        f.write("    MimgShape::new(%d, %s, %s, (%d, %d)),\n"
+                % (key, form(*seq[key]), form(*nsa[key]), fd, fa))
+    f.write("];\n\n")
+    # s_sendmsg: which immediates print as `sendmsg(...)`, by their low ten bits; some print
+    # alike whatever bits 10-15 hold, the others only with those bits clear.
+    texts = {imm: re.search(r"sendmsg\(.*\)", t) for imm, (t, _, _) in load("sendmsg").items()}
+    f.write("/// The `s_sendmsg` immediates llvm-mc-19 prints symbolically: (bits 9:0, whether bits\n"
+            "/// 15:10 may hold anything rather than zero, the text).\n"
+            "pub(crate) const SENDMSG: &[(u16, bool, &str)] = &[\n")
+    for low in range(1024):
+        sym = {imm >> 10: m.group(0) for imm, m in texts.items() if imm & 0x3ff == low and m}
+        if sym:
+            any_high = len(sym) == 64 and len(set(sym.values())) == 1
+            assert any_high or list(sym) == [0], "sendmsg %d: unexpected pattern" % low
+            f.write("    (%d, %s, \"%s\"),\n" % (low, "true" if any_high else "false", sym[0]))
+    f.write("];\n\n")
+    f.write("/// `s_sendmsg_rtn_*`'s message operand as llvm-mc-19 prints it, by the field's value.\n"
+            "pub(crate) const SENDMSG_RTN: [&str; 256] = [\n")
+    for msg, (text, _, _) in sorted(load("sendmsg_rtn").items()):
+        f.write("    \"%s\",\n" % re.search(r"sendmsg\(.*\)", text).group(0))
+    f.write("];\n\n")
+    f.write("/// The names llvm-mc-19 gives hardware registers by id (empty: printed as a number).\n"
+            "pub(crate) const HWREG_NAMES: [&str; 64] = [\n")
+    for reg, (text, _, _) in sorted(load("hwreg").items()):
+        m = re.search(r"hwreg\((HW_REG_\w+)", text)
+        f.write("    \"%s\",\n" % (m.group(1) if m else ""))
+    f.write("];\n\n")
+    f.write("/// What llvm-mc-19 prints after an MTBUF's soffset for each value of its format field\n"
+            "/// (nothing for the default, 1).\npub(crate) const MTBUF_FORMAT: [&str; 128] = [\n")
+    for fmt, (text, _, _) in sorted(load("ufmt").items()):
+        m = re.search(r" format:\S+", text)
+        f.write("    \"%s\",\n" % (m.group(0) if m else ""))
+    f.write("];\n\n")
     for fam in FAMS:
         f.write("/// %s opcodes.\npub(crate) const %s: &[Row] = &[\n" % (fam.upper(), fam.upper()))
-        for key, name, types, flags in tables[fam]:
+        for key, name, types, flags, zero in tables[fam]:
             fl = "RowFlags::NONE"
             for x in sorted(set(flags), key=flags.index):
                 fl = "RowFlags::" + x if fl == "RowFlags::NONE" else fl + ".with(RowFlags::%s)" % x
-            f.write("    Row::new(%d, Op::%s, [%s], %s),\n" % (key, ident(name), ", ".join(types), fl))
+            z = ".zero(0x%x)" % zero if zero else ""
+            f.write("    Row::new(%d, Op::%s, [%s], %s)%s,\n" % (key, ident(name), ", ".join(types), fl, z))
         f.write("];\n\n")

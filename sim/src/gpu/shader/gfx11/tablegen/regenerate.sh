@@ -23,7 +23,7 @@ GFX11=$(cd "$HERE/.." && pwd)
 TESTDATA=$(cd "$GFX11/../../../../tests/shader_data" && pwd)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-FAMILIES="sop2 sopk sop1 sopc sopp smem vop1 vop2 vopc vop3 vop3p vopdx vopdy vinterp ds flat mubuf mtbuf"
+FAMILIES="sop2 sopk sop1 sopc sopp smem vop1 vop2 vopc vop3 vop3p vopdx vopdy vinterp ds flat mubuf mtbuf mimg ufmt hwreg sendmsg sendmsg_rtn"
 for fam in $FAMILIES; do echo "$fam"; done |
     xargs -P 2 -I{} sh -c "python3 '$HERE/sweep.py' {} llvm-mc-19 >'$WORK/{}.txt'"
 OUT="$GFX11"
@@ -31,7 +31,7 @@ OUT="$GFX11"
 python3 "$HERE/emit.py" "$WORK" "$OUT"
 FUZZ="$TESTDATA/gfx11_fuzz.txt"
 [ "$check" = 1 ] && FUZZ="$OUT/gfx11_fuzz.txt"
-python3 "$HERE/fuzz.py" 200 1 >"$FUZZ"
+python3 "$HERE/fuzz.py" 400 1 >"$FUZZ"
 if [ "$check" = 0 ]; then
     echo "regenerated $GFX11/opcode.rs, $GFX11/tables.rs and $TESTDATA/gfx11_fuzz.txt" >&2
     exit 0

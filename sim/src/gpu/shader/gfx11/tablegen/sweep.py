@@ -149,10 +149,85 @@ elif FAM in ("mubuf", "mtbuf"):
         w1 = (0x80 << 24) | (1 << 22) | (1 << 16) | (2 << 8) | 1
         cases.append((op, [[w, w1], [w, w1 & ~(1 << 22)], [w, w1 & ~(0xff << 8)],
                            [w, (w1 & ~(1 << 22)) & ~(0xff << 8)]]))
+elif FAM == "mimg":
+    # Keyed op * 16 + dim * 2 + a16: the address count LLVM reads depends on all three.
+    for op in range(256):
+        for dim in range(8):
+            for a16 in range(2):
+                w = (0x3c << 26) | (op << 18) | (a16 << 16) | (dim << 2)
+                w1 = (2 << 16) | (1 << 8) | 20
+                cases.append((op * 16 + dim * 2 + a16,
+                              [[w | (0xf << 8), w1 | (4 << 26)], [w | (0xf << 8), w1],
+                               [w | (1 << 8), w1 | (4 << 26)], [w | (1 << 8), w1],
+                               [w | (3 << 8), w1]]))
+elif FAM == "hwreg":
+    # s_getreg_b32's register ids: LLVM names some (`hwreg(HW_REG_MODE)`).
+    for reg in range(64):
+        cases.append((reg, [[(0xb << 28) | (17 << 23) | (4 << 16) | reg]]))
+elif FAM == "sendmsg":
+    # s_sendmsg's every immediate: LLVM prints some as `sendmsg(...)`, the rest as a number.
+    for imm in range(1 << 16):
+        cases.append((imm, [[(0x17f << 23) | (54 << 16) | imm]]))
+elif FAM == "sendmsg_rtn":
+    # s_sendmsg_rtn_b32's message field (SOP1 ssrc0).
+    for msg in range(256):
+        cases.append((msg, [[(0x17d << 23) | (4 << 16) | (0x4c << 8) | msg]]))
+elif FAM == "ufmt":
+    # MTBUF's 7-bit format field: LLVM prints a named one as `format:[BUF_FMT_...]`.
+    for fmt in range(128):
+        cases.append((fmt, [[(0x3a << 26) | (fmt << 19), (0x80 << 24) | (1 << 16) | (2 << 8)]]))
 else:
     sys.exit("sweep.py: unknown family " + FAM)
 
+
+def bits(*ranges):
+    m = 0
+    for lo, hi in ranges:
+        m |= ((1 << (hi - lo + 1)) - 1) << lo
+    return m
+
+
+# The bits of each encoding's first two dwords (bit 32 is bit 0 of the second) that probe()
+# sets one at a time in an accepted encoding: control bits and register fields, never the
+# prefix, the opcode, an MTBUF format or a field whose neighbouring values are not all
+# operands of the same class (FLAT saddr, SMEM soffset).
+PROBE = {
+    "sop2": bits((0, 22)), "sopk": bits((0, 22)), "sop1": bits((0, 7), (16, 22)),
+    "sopc": bits((0, 15)), "sopp": bits((0, 15)), "smem": bits((6, 17), (32, 56)),
+    "vop1": bits((0, 8), (17, 24)), "vop2": bits((0, 24)), "vopc": bits((0, 16)),
+    "vop3": bits((0, 15), (32, 63)), "vop3p": bits((0, 15), (23, 23), (32, 63)),
+    "vinterp": bits((0, 15), (23, 23), (32, 63)), "ds": bits((0, 17), (32, 63)),
+    "flat": bits((0, 15), (25, 25), (32, 47), (55, 63)),
+    "mubuf": bits((0, 17), (32, 63)), "mtbuf": bits((0, 14), (32, 63)),
+    "mimg": bits((1, 1), (5, 7), (12, 15), (17, 17), (32, 63)),
+}
+
+
+def probe(accepted):
+    """For each opcode's accepted encoding, the bits of PROBE[FAM] that are clear there and
+    that LLVM refuses to see set: fields the instruction does not have, which LLVM's encoding
+    fixes at zero (a DS store's vdst, an integer VOP3's abs bits, ...). The decoder rejects
+    what LLVM rejects by these masks."""
+    mask = PROBE.get(FAM, 0)
+    jobs = []
+    for op, ws in accepted.items():
+        for b in range(64):
+            if mask >> b & 1 and b // 32 < len(ws) and not ws[b // 32] >> (b % 32) & 1:
+                flipped = list(ws)
+                flipped[b // 32] |= 1 << (b % 32)
+                jobs.append((op, b, flipped))
+    zero = {op: 0 for op in accepted}
+    step = 4000
+    for i in range(0, len(jobs), step):
+        chunk = jobs[i:i + step]
+        for (op, b, _), t in zip(chunk, dis_batch([ws for _, _, ws in chunk])):
+            if t is None:
+                zero[op] |= 1 << b
+    return zero
+
+
 result = {op: None for op, _ in cases}
+chosen = {}
 pending = list(cases)
 while pending:
     texts = dis_batch([variants[0] for _, variants in pending])
@@ -160,8 +235,81 @@ while pending:
     for (op, variants), t in zip(pending, texts):
         if t:
             result[op] = t
+            chosen[op] = variants[0]
         elif len(variants) > 1:
             nxt.append((op, variants[1:]))
     pending = nxt
+zero = probe(chosen)
+
+# How LLVM prints (or refuses) a few operand forms of each opcode, found by trying each on
+# the accepted encoding; `traits[op]` lists the letters of the probes that hit:
+#   0, 1  source 0 / 1 at v200 carries a Lo128 note (LLVM 19's "fake16" 32-bit encodings)
+#   v     source 0 as s2 carries a `VGPR_32` note (a VGPR-only source: v_swap_b32, ...)
+#   P, 8  the DPP16 / DPP8 form is rejected
+#   o, a, n  a VOP3 op_sel / abs / neg bit is accepted but not printed
+#   h     a VOP3P op_sel_hi bit is accepted but not printed (the integer WMMAs)
+
+
+def set_field(w, lo, width, val):
+    return w & ~(((1 << width) - 1) << lo) | val << lo
+
+
+DPP16_WORD = (0xf << 28) | (0xf << 24) | (0xe4 << 8) | 1   # quad_perm:[0,1,2,3], v1
+DPP8_WORD = (0xfac688 << 8) | 1                           # dpp8:[0,1,2,3,4,5,6,7], v1
+E32 = FAM in ("vop1", "vop2", "vopc")
+TRAITS = []
+if E32:
+    TRAITS = [("0", lambda ws: [set_field(ws[0], 0, 9, 0x1c8)],
+               lambda t: t is not None and "v200/*Invalid register" in t),
+              ("v", lambda ws: [set_field(ws[0], 0, 9, 2)],
+               lambda t: t is not None and "s2/*Invalid register" in t),
+              ("P", lambda ws: [set_field(ws[0], 0, 9, 0xfa), DPP16_WORD], lambda t: t is None),
+              ("8", lambda ws: [set_field(ws[0], 0, 9, 0xe9), DPP8_WORD], lambda t: t is None)]
+    if FAM != "vop1":
+        TRAITS.append(("1", lambda ws: [set_field(ws[0], 9, 8, 200)],
+                       lambda t: t is not None and "v200/*Invalid register" in t))
+elif FAM == "vop3":
+    TRAITS = [("o", lambda ws: [ws[0] | 1 << 11] + ws[1:],
+               lambda t: t is not None and "op_sel" not in t),
+              ("a", lambda ws: [ws[0] | 1 << 8] + ws[1:], lambda t: t is not None and "|" not in t),
+              ("n", lambda ws: ws[:1] + [ws[1] | 1 << 29] + ws[2:],
+               lambda t: t is not None and "-" not in t and "neg(" not in t)]
+elif FAM == "vop3p":
+    TRAITS = [("h", lambda ws: ws[:1] + [ws[1] & ~(1 << 27)] + ws[2:],
+               lambda t: t is not None and "op_sel_hi" not in t)]
+traits = {op: "" for op in chosen}
+jobs = []
+for op, ws in chosen.items():
+    for letter, make, hit in TRAITS:
+        jobs.append((op, letter, hit, make(ws)))
+for (op, letter, hit, _), t in zip(jobs, dis_batch([ws for _, _, _, ws in jobs])):
+    if hit(t):
+        traits[op] += letter
+
+# MIMG: the data and address registers LLVM prints for each dmask (1, 3, 7, 15), d16 and tfe
+# (`vdata:vaddr` dwords, `-` where rejected), sequential then NSA; emit.py derives the rule
+# and its exceptions.
+shapes = {op: "" for op in chosen}
+if FAM == "mimg":
+    jobs = []
+    # Then the same with the NSA form (bit 0 and a dword of four more address VGPRs).
+    for nsa in (0, 1):
+        for op, ws in chosen.items():
+            for dmask in (1, 3, 7, 15):
+                for d16 in range(2):
+                    for tfe in range(2):
+                        w0 = ws[0] & ~((0xf << 8) | (1 << 17)) | dmask << 8 | d16 << 17 | nsa
+                        jobs.append((op, [w0, ws[1] | tfe << 21] + [0x18171615] * nsa))
+
+    def width(t):
+        regs = re.findall(r"v(?:\[(\d+):(\d+)\]|(\d+))", t)
+        return sum(int(b) - int(a) + 1 if a else 1 for a, b, _ in regs)
+
+    for (op, _), t in zip(jobs, dis_batch([ws for _, ws in jobs])):
+        m = t and re.match(r"\S+\s+(\S+), (\[(?:[^][]|\[[^]]*\])*\]|\S+),", t)
+        shapes[op] += " %d:%d" % (width(m.group(1)), width(m.group(2))) if m else " -"
 for op, _ in cases:
-    print("%d\t%s" % (op, result[op] or "-"))
+    if result[op]:
+        print("%d\t%s\t%x\t%s" % (op, result[op], zero[op], traits[op] or shapes[op].strip()))
+    else:
+        print("%d\t-" % op)
