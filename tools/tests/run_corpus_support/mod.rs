@@ -82,7 +82,6 @@ fn with_known_gaps(build: &str, pass: impl FnOnce()) {
     }
 }
 
-
 /// Kernels tests/kernels/build.sh does not build for a target directory, and why: a check
 /// that loads one there ends without running (said on stderr); one that finds it built fails.
 pub const NOT_BUILT: &[(&str, &str, &str)] = &[(
