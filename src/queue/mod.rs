@@ -42,6 +42,7 @@ use tracing::{debug, warn};
 use zerocopy::IntoBytes;
 
 use crate::agent::GpuAgent;
+use crate::blit::{BlitKernels, BlitSlot};
 use crate::device::lifetime::{Owned, Wake};
 use crate::device::{Device, DeviceShared, Live, TeardownStage};
 pub use crate::error::QueueError;
@@ -95,6 +96,8 @@ pub struct Queue {
     dispatch_limits: DispatchLimits,
     /// Set by [`Queue::abort`]; shared with the state so waits on it end.
     aborted: Arc<AtomicBool>,
+    /// The copy and fill kernels, loaded at the first copy or fill (shared by clones).
+    blit: Arc<BlitSlot>,
 }
 
 /// The kernel objects of a queue. Fields drop in order: the producer (nothing to do), the
@@ -180,6 +183,7 @@ impl Device {
             packets: options.packets,
             dispatch_limits: gpu.dispatch_limits(),
             aborted,
+            blit: Arc::default(),
         })
     }
 }
@@ -380,6 +384,11 @@ impl QueueState {
 }
 
 impl Queue {
+    /// The copy and fill kernels on this queue's GPU, loaded at the first call.
+    pub(crate) fn blit_kernels(&self) -> Result<Arc<BlitKernels>> {
+        self.blit.get(self.owned.device(), self.gpu_id)
+    }
+
     /// What a dispatch on this queue's GPU may ask for ([`GpuAgent::dispatch_limits`]): what
     /// [`Queue::launch`] checks, and what a packet built with `aql::builder` for
     /// [`Queue::dispatch`] should be checked against.
