@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aqueduct::kernarg::{Arg, Geometry};
+use aqueduct::sim::{Machine, MachineConfig};
 use aqueduct::{
     Buffer, Device, ErrorKind, Executable, GpuAgent, Kernel, LaunchOptions, MemoryLocation, Queue,
     QueueOptions,
@@ -224,7 +225,11 @@ fn replayed_copies_match_one_by_one_and_the_cpu() {
 #[test]
 fn any_size_and_alignment_writes_exactly_its_range() {
     let (_machine, device) = device();
-    let gpu = gpu(&device);
+    any_size_and_alignment(&device);
+}
+
+fn any_size_and_alignment(device: &Device) {
+    let gpu = gpu(device);
     let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
     let big = (1 << 20) + 13;
     let copies: [(usize, usize, usize); 9] = [
@@ -376,7 +381,7 @@ fn bad_input_is_refused() {
 }
 
 /// A second device on its own machine.
-fn device_pair() -> (aqueduct::sim::Machine, Device) {
+fn device_pair() -> (Machine, Device) {
     let machine = machine();
     let device = Device::open_on(Arc::new(machine.clone())).unwrap();
     (machine, device)
@@ -431,5 +436,28 @@ fn reopen_after_blits_leaves_nothing_behind() {
             binding_only(1),
             "round {round}"
         );
+    }
+}
+
+/// The bundle's code for gfx942 (MI300X) and gfx1100 (RX 7900 XTX, wave32) is picked for
+/// those GPUs and copies and fills exactly as on gfx90a, every size and alignment.
+#[test]
+fn blits_run_on_the_other_simulated_targets() {
+    for config in [MachineConfig::mi300x(), MachineConfig::rx7900xtx()] {
+        let machine = Machine::new(config.with_vram(1 << 30)).unwrap();
+        let device = Device::open_on(Arc::new(machine)).unwrap();
+        let gpu = gpu(&device);
+        let queue = device.create_queue(&gpu, &QueueOptions::default()).unwrap();
+        blit_round(&queue, &device, &gpu);
+        any_size_and_alignment(&device);
+        let dst = buffer(&device, &gpu, &noise(70_001, 5));
+        queue
+            .fill(&dst, 3, 69_990, 0xcafe_f00d, &ORDERED)
+            .unwrap()
+            .wait(WAIT)
+            .unwrap();
+        let mut want = noise(70_001, 5);
+        cpu_fill(&mut want[3..69_993], 0xcafe_f00d);
+        assert!(dst.to_vec::<u8>().unwrap() == want, "{}", gpu.target_id);
     }
 }

@@ -17,7 +17,9 @@
 //! [`CopyQueue::copy`](crate::CopyQueue::copy) checks them: buffers of the queue's device,
 //! mapped on the queue's GPU, ranges inside them, a copy's ranges not overlapping.
 
-use std::sync::{Arc, Mutex, PoisonError};
+mod queue;
+
+use std::sync::{Arc, PoisonError};
 
 use crate::buffer::Buffer;
 use crate::device::{Device, DeviceShared};
@@ -25,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::executable::Executable;
 use crate::kernarg::{Arg, Geometry};
 use crate::kernel::Kernel;
+use crate::queue::Queue;
 
 /// Bytes each work-item of a blit kernel owns (one 16-byte aligned chunk of the destination).
 const CHUNK: u64 = 16;
@@ -46,18 +49,19 @@ pub(crate) struct BlitKernels {
     _executable: Executable,
 }
 
-/// A queue's blit kernels, loaded on first use.
-#[derive(Default)]
-pub(crate) struct BlitSlot(Mutex<Option<Arc<BlitKernels>>>);
-
-impl BlitSlot {
-    /// The blit kernels on `gpu_id` of `device`, loaded if this is the first use.
-    pub(crate) fn get(&self, device: &Arc<DeviceShared>, gpu_id: u32) -> Result<Arc<BlitKernels>> {
-        let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(kernels) = slot.as_ref() {
-            return Ok(Arc::clone(kernels));
+impl BlitKernels {
+    /// The blit kernels on `queue`'s GPU, loaded at the queue's first copy or fill and kept in
+    /// its cache.
+    pub(crate) fn of(queue: &Queue) -> Result<Arc<Self>> {
+        let mut slot = queue.cache().lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(kernels) = slot
+            .as_ref()
+            .and_then(|any| Arc::clone(any).downcast::<Self>().ok())
+        {
+            return Ok(kernels);
         }
-        let device = Device::from_shared(Arc::clone(device));
+        let gpu_id = queue.gpu_id();
+        let device = Device::from_shared(Arc::clone(queue.owned.device()));
         let gpu = device
             .gpus()?
             .iter()
@@ -69,12 +73,12 @@ impl BlitSlot {
                 gpu.target_id
             ))
         })?;
-        let kernels = Arc::new(BlitKernels {
+        let kernels = Arc::new(Self {
             copy: executable.kernel("aqueduct_copy")?,
             fill: executable.kernel("aqueduct_fill")?,
             _executable: executable,
         });
-        *slot = Some(Arc::clone(&kernels));
+        *slot = Some(Arc::clone(&kernels) as _);
         Ok(kernels)
     }
 }

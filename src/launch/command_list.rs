@@ -165,7 +165,7 @@ impl Queue {
 
 impl<'q> CommandListBuilder<'q> {
     /// The queue the list is recorded for.
-    pub(super) fn queue(&self) -> &'q Queue {
+    pub(crate) fn queue(&self) -> &'q Queue {
         self.queue
     }
 

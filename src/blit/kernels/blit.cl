@@ -59,6 +59,7 @@ __kernel void aqueduct_copy(__global uchar *dst, __global const uchar *src, ulon
             return;
         }
     }
+#pragma clang loop unroll(disable)
     for (ulong a = from; a < to; a++)
         *(__global uchar *)a = *(__global const uchar *)(a + delta);
 }
@@ -85,6 +86,17 @@ __kernel void aqueduct_fill(__global uchar *dst, ulong bytes, uint phased)
         *(__global uint4 *)lo = (uint4)(phased);
         return;
     }
-    for (ulong a = from; a < to; a++)
-        *(__global uchar *)a = (uchar)(phased >> (8 * (a & 3)));
+    /* One byte at a time, the pattern rotated along (32-bit operations only: unrolled and
+     * combined, the loop became 16-bit operations on gfx11, true16 forms the simulator does
+     * not model yet). */
+    /* Rotated right by 8 * (from & 3): byte 0 is the one for address `from` (OpenCL takes
+     * shift counts mod 32; the k = 0 case is picked apart anyway). */
+    uint byte = phased >> (8 * (uint)(from & 3));
+    uint rest = phased << (32 - 8 * (uint)(from & 3));
+    uint p = (from & 3) ? (byte | rest) : phased;
+#pragma clang loop unroll(disable)
+    for (ulong a = from; a < to; a++) {
+        *(__global uchar *)a = (uchar)p;
+        p = (p >> 8) | (p << 24);
+    }
 }

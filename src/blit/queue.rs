@@ -1,12 +1,12 @@
 //! Copies and fills on a compute queue: [`Queue::copy`] and [`Queue::fill`] launch the
-//! driver's blit kernels (`crate::blit`) like any kernel, and
+//! driver's blit kernels like any kernel, and
 //! [`CommandListBuilder::copy`] and [`CommandListBuilder::fill`] record them in a command
 //! list with the same barrier and dependency rules as recorded launches.
 
-use super::command_list::CommandListBuilder;
-use super::{Launch, LaunchOptions};
+use super::BlitKernels;
 use crate::buffer::Buffer;
 use crate::error::Result;
+use crate::launch::{CommandListBuilder, Launch, LaunchOptions};
 use crate::queue::Queue;
 
 impl Queue {
@@ -42,7 +42,7 @@ impl Queue {
         bytes: usize,
         options: &LaunchOptions<'_>,
     ) -> Result<Launch> {
-        let kernels = self.blit_kernels()?;
+        let kernels = BlitKernels::of(self)?;
         let blit = kernels.copy(
             (self.owned.device(), self.gpu_id()),
             dst,
@@ -65,7 +65,7 @@ impl Queue {
         value: u32,
         options: &LaunchOptions<'_>,
     ) -> Result<Launch> {
-        let kernels = self.blit_kernels()?;
+        let kernels = BlitKernels::of(self)?;
         let blit = kernels.fill(
             (self.owned.device(), self.gpu_id()),
             dst,
@@ -110,7 +110,7 @@ impl CommandListBuilder<'_> {
         bytes: usize,
     ) -> Result<()> {
         let queue = self.queue();
-        let kernels = queue.blit_kernels()?;
+        let kernels = BlitKernels::of(queue)?;
         let blit = kernels.copy(
             (queue.owned.device(), queue.gpu_id()),
             dst,
@@ -127,7 +127,7 @@ impl CommandListBuilder<'_> {
     /// [`Queue::fill`] checks it and ordered as [`CommandListBuilder::copy`].
     pub fn fill(&mut self, dst: &Buffer, offset: usize, bytes: usize, value: u32) -> Result<()> {
         let queue = self.queue();
-        let kernels = queue.blit_kernels()?;
+        let kernels = BlitKernels::of(queue)?;
         let blit = kernels.fill(
             (queue.owned.device(), queue.gpu_id()),
             dst,
