@@ -1,14 +1,17 @@
 //! Blit kernels: the copy and fill kernels the driver ships (`kernels/blit.cl`, built for
 //! every target it supports into one offload bundle by `kernels/build.sh`), dispatched on a
-//! compute queue like any launch. This is how ROCr copies on an AQL queue
-//! (`core/runtime/blit_kernel.cpp`): a copy or fill that is a dispatch packet runs in the
-//! queue's order with its kernels, obeys the barrier bit, and can be recorded in a command list
-//! and replayed with the list's one ring write and one doorbell, which a copy on an SDMA ring
-//! ([`CopyQueue`](crate::CopyQueue)) cannot.
+//! compute queue like any launch. ROCr copies with kernels of its own the same way
+//! (`core/runtime/blit_kernel.cpp`: CopyAligned, CopyMisaligned and Fill code objects per ISA,
+//! dispatched on an internal queue of the agent, ordered by barrier-AND packets); here they go
+//! on the caller's queue, as HIP's runtime does for a stream (CLR's `KernelBlitManager`, to our
+//! knowledge), so that a copy or fill runs in the queue's order with its kernels, obeys the
+//! barrier bit, and can be recorded in a command list and replayed with the list's one ring
+//! write and one doorbell, which a copy on an SDMA ring ([`CopyQueue`](crate::CopyQueue))
+//! cannot.
 //!
 //! The bundle is embedded (no compiler at run time). A queue loads it on its first copy or
 //! fill, through the executable registry: every queue of one GPU of one open device shares
-//! one load while any of them (or a list or launch that uses a blit) lives, and the load goes
+//! one load while any of them (or a command list that recorded a blit) lives, and the load goes
 //! with the last of them, or at [`Device::shutdown`](crate::Device::shutdown) with the other
 //! executables. (The device itself does not hold it: a load holds its device, so a device
 //! that held its loads would never close when its last handle goes.)
