@@ -255,8 +255,8 @@ fn any_size_and_alignment(device: &Device) {
     for (i, &(dst_offset, src_offset, bytes)) in copies.iter().enumerate() {
         let src_bytes = noise(src_offset + bytes + 9, 100 + i as u32);
         let mut dst_bytes = noise(dst_offset + bytes + 9, 200 + i as u32);
-        let src = buffer(&device, &gpu, &src_bytes);
-        let dst = buffer(&device, &gpu, &dst_bytes);
+        let src = buffer(device, &gpu, &src_bytes);
+        let dst = buffer(device, &gpu, &dst_bytes);
         list.copy(&dst, dst_offset, &src, src_offset, bytes)
             .unwrap();
         dst_bytes[dst_offset..dst_offset + bytes]
@@ -265,7 +265,7 @@ fn any_size_and_alignment(device: &Device) {
     }
     for (i, &(offset, bytes, value)) in fills.iter().enumerate() {
         let mut dst_bytes = noise(offset + bytes + 9, 300 + i as u32);
-        let dst = buffer(&device, &gpu, &dst_bytes);
+        let dst = buffer(device, &gpu, &dst_bytes);
         list.fill(&dst, offset, bytes, value).unwrap();
         cpu_fill(&mut dst_bytes[offset..offset + bytes], value);
         expected.push((format!("fill {i}"), dst.clone(), dst_bytes, dst));
@@ -282,8 +282,8 @@ fn any_size_and_alignment(device: &Device) {
     }
 
     // The same through Queue::copy, and 0 bytes is a dispatch that writes nothing.
-    let src = buffer(&device, &gpu, &noise(64, 7));
-    let dst = buffer(&device, &gpu, &noise(64, 8));
+    let src = buffer(device, &gpu, &noise(64, 7));
+    let dst = buffer(device, &gpu, &noise(64, 8));
     queue.copy(&dst, 3, &src, 0, 0, &ORDERED).unwrap();
     queue.fill(&dst, 64, 0, 5, &ORDERED).unwrap();
     queue
