@@ -1,7 +1,8 @@
 //! The host cost of `Queue::launch` on the simulator: claiming a kernarg segment, checking
 //! and writing the arguments, publishing the packet and ringing the doorbell, for an empty
 //! kernel (timed in batches of launches that fit the free segments; the waits for them are
-//! not timed), and a launch followed by its wait (dispatch → completion, the simulated CP
+//! not timed), a command list's replay (launches only, and launches with copies and fills),
+//! and a launch followed by its wait (dispatch → completion, the simulated CP
 //! and shader core included).
 //!
 //!     cargo bench --bench launch -- --warm-up-time 1 --measurement-time 3
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use aqueduct::kernarg::{Arg, Geometry};
 use aqueduct::sim::{Machine, MachineConfig};
-use aqueduct::{Device, QueueOptions};
+use aqueduct::{Device, MemoryLocation, QueueOptions};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 /// Launches per timed batch: fewer than a queue's kernarg segments, so no launch waits for
@@ -91,6 +92,45 @@ fn launch(c: &mut Criterion) {
     group.throughput(Throughput::Elements(packets));
     group.bench_function(
         "16 empty kernels + completion barrier (host cost per replay)",
+        |b| {
+            b.iter_custom(|iterations| {
+                let mut timed = Duration::ZERO;
+                let mut left = iterations;
+                while left > 0 {
+                    let batch = left.min(LIST_BATCH);
+                    let start = Instant::now();
+                    for _ in 0..batch {
+                        list.replay().expect("replay");
+                    }
+                    timed += start.elapsed();
+                    list.finish(wait).expect("finish");
+                    left -= batch;
+                }
+                timed
+            });
+        },
+    );
+    drop(list);
+    // The same with the driver's copies and fills recorded between the launches.
+    let src = device
+        .alloc(&gpu, MemoryLocation::Device, 4096)
+        .expect("source");
+    let dst = device
+        .alloc(&gpu, MemoryLocation::Device, 4096)
+        .expect("destination");
+    let mut list = queue.record();
+    for i in 0..LIST_LAUNCHES / 3 {
+        list.launch(&kernel, &geometry, &args).expect("record");
+        list.copy(&dst, 256 * i, &src, 256 * i + 1, 255)
+            .expect("record a copy");
+        list.fill(&dst, 2048 + 256 * i, 256, 0x5a5a_5a5a)
+            .expect("record a fill");
+    }
+    list.launch(&kernel, &geometry, &args).expect("record");
+    let mut list = list.in_flight(LIST_BATCH as u32).finish().expect("list");
+    group.throughput(Throughput::Elements(list.packets() as u64));
+    group.bench_function(
+        "6 empty kernels, 5 copies, 5 fills + completion barrier (host cost per replay)",
         |b| {
             b.iter_custom(|iterations| {
                 let mut timed = Duration::ZERO;

@@ -338,6 +338,12 @@ impl Buffer {
             .with(|state| Ok(state.bo.mapped_gpus().contains(&gpu.gpu_id)))
     }
 
+    /// Whether the GPU `gpu_id` maps this buffer (its engines and kernels reach it).
+    pub(crate) fn is_mapped_on_gpu(&self, gpu_id: u32) -> Result<bool> {
+        self.owned
+            .with(|state| Ok(state.bo.mapped_gpus().contains(&gpu_id)))
+    }
+
     /// The host address of the buffer's CPU mapping, for code that writes it directly.
     ///
     /// # Safety

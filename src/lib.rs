@@ -33,6 +33,7 @@ pub use kfd;
 
 pub mod agent;
 pub mod backend;
+mod blit;
 mod buffer;
 pub mod code_object_source;
 pub mod copy;

@@ -38,7 +38,8 @@ const CRATES: &[(&str, Option<&[&[&str]]>)] = &[
 ];
 
 /// The safe API's layers, lowest first: pure pieces, the error type, the device, its memory and
-/// signals, queues and kernels, launching, executables, GPU programs.
+/// signals, queues and kernels, launching, executables, the driver's own kernels (copies and
+/// fills), GPU programs.
 const AQUEDUCT_LAYERS: &[&[&str]] = &[
     &[
         "agent",
@@ -53,6 +54,7 @@ const AQUEDUCT_LAYERS: &[&[&str]] = &[
     &["queue", "kernel", "copy"],
     &["launch"],
     &["executable"],
+    &["blit"],
     &["program"],
 ];
 

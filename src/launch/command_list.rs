@@ -163,7 +163,12 @@ impl Queue {
     }
 }
 
-impl CommandListBuilder<'_> {
+impl<'q> CommandListBuilder<'q> {
+    /// The queue the list is recorded for.
+    pub(crate) fn queue(&self) -> &'q Queue {
+        self.queue
+    }
+
     /// Record a launch of `kernel` (checked as [`Queue::launch`] checks it); typed buffers
     /// are kept alive for the list's life.
     pub fn launch(

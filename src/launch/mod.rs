@@ -13,7 +13,8 @@
 //! - `prepared`: [`Queue::prepare`], a launch checked once and issued many times with new
 //!   argument values written straight into kernarg memory of its own;
 //! - `command_list`: [`Queue::record`], launches and barriers recorded once and replayed with
-//!   their packets and kernarg segments prebuilt.
+//!   their packets and kernarg segments prebuilt (copies and fills recorded in a list are
+//!   launches of the driver's blit kernels, made in `crate::blit`).
 
 mod command_list;
 mod prepared;

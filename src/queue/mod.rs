@@ -23,6 +23,7 @@ pub(crate) mod kernarg_ring;
 pub(crate) mod prepared_kernargs;
 pub(crate) mod scratch;
 
+use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -95,7 +96,15 @@ pub struct Queue {
     dispatch_limits: DispatchLimits,
     /// Set by [`Queue::abort`]; shared with the state so waits on it end.
     aborted: Arc<AtomicBool>,
+    /// What a higher layer keeps per queue: the copy and fill kernels (`crate::blit`), loaded
+    /// at the first copy or fill and shared by clones. Type-erased: the queue does not name
+    /// the layers above it.
+    cache: Arc<QueueCache>,
 }
+
+/// A value a layer above the queue keeps per queue (and its clones), for the queue's life:
+/// the blit kernels. `None` until first set.
+pub(crate) type QueueCache = Mutex<Option<Arc<dyn Any + Send + Sync>>>;
 
 /// The kernel objects of a queue. Fields drop in order: the producer (nothing to do), the
 /// queue (destroyed, then its memory freed), the kernarg memory of prepared launches and
@@ -180,6 +189,7 @@ impl Device {
             packets: options.packets,
             dispatch_limits: gpu.dispatch_limits(),
             aborted,
+            cache: Arc::default(),
         })
     }
 }
@@ -380,6 +390,11 @@ impl QueueState {
 }
 
 impl Queue {
+    /// What a higher layer keeps for this queue (see [`QueueCache`]).
+    pub(crate) fn cache(&self) -> &QueueCache {
+        &self.cache
+    }
+
     /// What a dispatch on this queue's GPU may ask for ([`GpuAgent::dispatch_limits`]): what
     /// [`Queue::launch`] checks, and what a packet built with `aql::builder` for
     /// [`Queue::dispatch`] should be checked against.

@@ -620,7 +620,69 @@ fn host_costs(
         ),
         samples: replays,
     });
+    drop(list);
+    // The same with copies and fills in the list (the driver's blit kernels): their packets
+    // are prebuilt like a launch's, so a replay should cost the same per packet.
+    let src = device.alloc(
+        queue_gpu(device, queue)?,
+        aqueduct::MemoryLocation::Device,
+        4096,
+    )?;
+    let dst = device.alloc(
+        queue_gpu(device, queue)?,
+        aqueduct::MemoryLocation::Device,
+        4096,
+    )?;
+    let mut list = queue.record();
+    for i in 0..LIST_LAUNCHES / 3 {
+        list.launch(empty, &one, &[])?;
+        list.copy(&dst, 256 * i, &src, 256 * i + 1, 255)?;
+        list.fill(&dst, 2048 + 256 * i, 256, 0x5a5a_5a5a)?;
+    }
+    list.launch(empty, &one, &[])?;
+    let list = std::cell::RefCell::new(list.in_flight(LIST_BATCH as u32).finish()?);
+    let packets = list.borrow().packets();
+    let mut replay_batch = || {
+        let mut list = list.borrow_mut();
+        for _ in 0..LIST_BATCH {
+            list.replay()?;
+        }
+        Ok(())
+    };
+    let mut replay_drain = || Ok(list.borrow().finish(WAIT)?);
+    let units = LIST_BATCH * packets;
+    let replays_running = timed(false, units, &mut replay_batch, &mut replay_drain)?;
+    let replays = timed(true, units, &mut replay_batch, &mut replay_drain)?;
+    figures.push(Figure {
+        id: "command_list_replay_copies",
+        name: "command-list replay with copies and fills, host cost per packet",
+        unit: "ns",
+        goal: "≤ 30 ns (simulator)",
+        note: format!(
+            "CommandList::replay × {LIST_BATCH} of {} empty-kernel launches, {} copies (255 \
+             bytes, unaligned) and {} fills (256 bytes) and the completion barrier ({packets} \
+             packets, one doorbell a replay), timed with the CP held as above; with the CP \
+             running: median {:.0} ns",
+            LIST_LAUNCHES / 3 + 1,
+            LIST_LAUNCHES / 3,
+            LIST_LAUNCHES / 3,
+            median(&replays_running)
+        ),
+        samples: replays,
+    });
     Ok(())
+}
+
+/// The GPU agent `queue` runs on.
+fn queue_gpu<'d>(
+    device: &'d Device,
+    queue: &aqueduct::Queue,
+) -> Result<&'d aqueduct::GpuAgent, Error> {
+    Ok(device
+        .gpus()?
+        .iter()
+        .find(|gpu| gpu.gpu_id == queue.gpu_id())
+        .ok_or_else(|| aqueduct::Error::InvalidArgument("the queue's GPU is not listed".into()))?)
 }
 
 fn nanos(duration: Duration) -> f64 {

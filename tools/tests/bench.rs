@@ -48,6 +48,7 @@ const PATHS: [&str; 28] = [
     "dispatch_back_to_back",
     "prepared_launch",
     "command_list_replay",
+    "command_list_replay_copies",
     "launch_host",
     "chain_10",
     "command_list_chain_10_host",
