@@ -30,7 +30,7 @@ use report::{Figure, HipStatus, Run};
 type Error = Box<dyn std::error::Error>;
 
 /// The empty kernel, per target, so that the tool needs no file to measure dispatches.
-const EMPTY: [(&str, &[u8]); 2] = [
+const EMPTY: [(&str, &[u8]); 3] = [
     (
         "gfx90a",
         include_bytes!("../../tests/kernels/bin/gfx90a/empty.co5"),
@@ -39,9 +39,13 @@ const EMPTY: [(&str, &[u8]); 2] = [
         "gfx942",
         include_bytes!("../../tests/kernels/bin/gfx942/empty.co5"),
     ),
+    (
+        "gfx1100",
+        include_bytes!("../../tests/kernels/bin/gfx1100/empty.co5"),
+    ),
 ];
 /// A small real kernel for the load path.
-const VECTOR_ADD: [(&str, &[u8]); 2] = [
+const VECTOR_ADD: [(&str, &[u8]); 3] = [
     (
         "gfx90a",
         include_bytes!("../../tests/kernels/bin/gfx90a/vector_add.co5"),
@@ -50,9 +54,13 @@ const VECTOR_ADD: [(&str, &[u8]); 2] = [
         "gfx942",
         include_bytes!("../../tests/kernels/bin/gfx942/vector_add.co5"),
     ),
+    (
+        "gfx1100",
+        include_bytes!("../../tests/kernels/bin/gfx1100/vector_add.co5"),
+    ),
 ];
 /// The VALU-heavy loop (`tests/kernels/src/valu_loop.cl`) for the shader-throughput path.
-const VALU_LOOP: [(&str, &[u8]); 2] = [
+const VALU_LOOP: [(&str, &[u8]); 3] = [
     (
         "gfx90a",
         include_bytes!("../../tests/kernels/bin/gfx90a/valu_loop.co5"),
@@ -60,6 +68,10 @@ const VALU_LOOP: [(&str, &[u8]); 2] = [
     (
         "gfx942",
         include_bytes!("../../tests/kernels/bin/gfx942/valu_loop.co5"),
+    ),
+    (
+        "gfx1100",
+        include_bytes!("../../tests/kernels/bin/gfx1100/valu_loop.co5"),
     ),
 ];
 /// VALU instructions per iteration of `valu_loop`'s loop in the `.co5` builds above
@@ -159,7 +171,7 @@ fn own_paths(iterations: usize) -> Result<Vec<Figure>, Error> {
             .find(|(target, _)| *target == processor)
             .map(|(_, bytes)| *bytes)
             .ok_or_else(|| {
-                format!("no built-in benchmark kernels for {processor} (gfx90a, gfx942)")
+                format!("no built-in benchmark kernels for {processor} (gfx90a, gfx942, gfx1100)")
             })
     };
     let (empty_code, vector_add_code, valu_code) =
@@ -712,23 +724,15 @@ const LARGE_KERNEL_CODE: usize = 8192;
 const LARGE_RELOCATIONS: usize = 1024;
 
 /// A code object of about 3 MB for the current GPU: the loader's synthetic many-kernel object,
-/// with the machine of `small` (a committed object of the same target) and xnack and sramecc
-/// "any", so that it loads on the device `small` was chosen for.
+/// with the `e_flags` of `small` (a committed object of the same target: its machine, and the
+/// xnack and sramecc settings clang chose for it, which a gfx1100 object must leave
+/// "unsupported"), so that it loads on the device `small` was chosen for.
 fn large_code_object(small: &[u8]) -> Vec<u8> {
     /// `e_flags` of an ELF64 header.
     const E_FLAGS: std::ops::Range<usize> = 48..52;
-    /// The machine bits of `e_flags` (EF_AMDGPU_MACH).
-    const MACH: u32 = 0xff;
-    /// EF_AMDGPU_FEATURE_XNACK_ANY_V4 | EF_AMDGPU_FEATURE_SRAMECC_ANY_V4.
-    const ANY_FEATURES: u32 = 0x100 | 0x400;
     let e_flags = small
         .get(E_FLAGS)
         .and_then(|bytes| bytes.try_into().ok())
         .map_or(0, u32::from_le_bytes);
-    amdgpu_loader::synth::many_kernels(
-        LARGE_KERNELS,
-        LARGE_KERNEL_CODE,
-        LARGE_RELOCATIONS,
-        (e_flags & MACH) | ANY_FEATURES,
-    )
+    amdgpu_loader::synth::many_kernels(LARGE_KERNELS, LARGE_KERNEL_CODE, LARGE_RELOCATIONS, e_flags)
 }

@@ -41,7 +41,7 @@ fn bench_with(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 /// Every path issue 12's figure table (and issue 26's copy paths) asks `aqueduct bench` for,
 /// by id.
-const PATHS: [&str; 28] = [
+const PATHS: [&str; 29] = [
     "dispatch_spin",
     "dispatch_event_wait",
     "packets_batched",
