@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 25: tinygrad's own bring-up suite (`test/test_tiny.py` from its source distribution)
 # with DEV=AMD under the interposer on the simulated MI300X (gfx942), on tinygrad's AQL path
-# (AMD_AQL=1) and its PM4 path (AMD_AQL=0). tinygrad is pinned and installed from the
+# (AMD_AQL=1) and its PM4 path (AMD_AQL=0), and on the simulated RX 7900 XTX (gfx1100, RDNA3:
+# PM4 queues, wave32). tinygrad is pinned and installed from the
 # Python package index into a virtual environment under target/ (made once, then reused).
 # The simulated MI210 is not run: tinygrad refuses gfx90a itself ("Unsupported arch").
 #
@@ -60,22 +61,25 @@ failed=0
 simulated() {
     # tinygrad reaches libc's mmap through dlsym, which LD_PRELOAD does not cover: LIBC_PATH
     # points its ctypes at the interposer instead. Its compiler is Debian's LLVM 19.
-    PATH="$work/bin:$PATH" AQUEDUCT_SIM_MACHINE=mi300x AMDGPU_SIM_CONFIG=cus=8 DEV=AMD:LLVM \
+    PATH="$work/bin:$PATH" AQUEDUCT_SIM_MACHINE=$machine AMDGPU_SIM_CONFIG=cus=8 DEV=AMD:LLVM \
         LLVM_PATH=/lib/x86_64-linux-gnu/libLLVM.so.19.1 LIBC_PATH="$preload" \
         LD_PRELOAD="$preload" timeout -s KILL 900 "$@"
 }
 (cd "$work" && PATH="$work/bin:$PATH" DEV=CPU timeout -s KILL 300 "$venv/bin/python" \
     "$root/scripts/tinygrad_vs_cpu.py" run cpu.npz >/dev/null)
-for aql in 1 0; do
+# The MI300X on both queue kinds; the RX 7900 XTX (gfx1100) on PM4, the only kind tinygrad
+# uses on RDNA3.
+for run in "mi300x 1 MI300X" "mi300x 0 MI300X" "rx7900xtx 0 RX 7900 XTX"; do
+    read -r machine aql name <<< "$run"
     kind=$([ "$aql" = 1 ] && echo "AQL" || echo "PM4")
-    log="$work/test_tiny.aql$aql.log"
+    log="$work/test_tiny.$machine.aql$aql.log"
     status=0
     (cd "$work/test" && AMD_AQL=$aql simulated "$venv/bin/python" -m unittest -v test_tiny \
         >"$log" 2>&1) || status=$?
     ran=$(sed -n 's/^Ran \([0-9]*\) tests\? .*/\1/p' "$log")
     skipped=$(grep -c '\.\.\. skipped' "$log" || true)
     bad=$(grep -cE '\.\.\. (FAIL|ERROR)$' "$log" || true)
-    echo "tinygrad $tinygrad test_tiny.py, simulated MI300X, $kind queues: ran ${ran:-0}," \
+    echo "tinygrad $tinygrad test_tiny.py, simulated $name, $kind queues: ran ${ran:-0}," \
          "failed or errors $bad, skipped $skipped (exit $status)"
     if [ "$status" -ne 0 ] || [ "$bad" -ne 0 ] || [ -z "$ran" ]; then
         failed=1
@@ -83,14 +87,14 @@ for aql in 1 0; do
         tail -n 30 "$log" >&2
     fi
     if (cd "$work" && AMD_AQL=$aql simulated "$venv/bin/python" "$root/scripts/tinygrad_vs_cpu.py" \
-        run "amd$aql.npz" >/dev/null 2>"$work/vs_cpu.aql$aql.log") &&
+        run "$machine.aql$aql.npz" >/dev/null 2>"$work/vs_cpu.$machine.aql$aql.log") &&
         compared=$("$venv/bin/python" "$root/scripts/tinygrad_vs_cpu.py" compare \
-            "$work/cpu.npz" "$work/amd$aql.npz"); then
-        echo "tinygrad $tinygrad against its CPU backend, simulated MI300X, $kind queues: $compared"
+            "$work/cpu.npz" "$work/$machine.aql$aql.npz"); then
+        echo "tinygrad $tinygrad against its CPU backend, simulated $name, $kind queues: $compared"
     else
         failed=1
-        echo "tinygrad $tinygrad against its CPU backend, $kind queues: FAILED ${compared:-}" >&2
-        tail -n 20 "$work/vs_cpu.aql$aql.log" >&2
+        echo "tinygrad $tinygrad against its CPU backend, $name, $kind queues: FAILED ${compared:-}" >&2
+        tail -n 20 "$work/vs_cpu.$machine.aql$aql.log" >&2
     fi
 done
 exit "$failed"
