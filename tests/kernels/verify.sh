@@ -43,16 +43,17 @@ kd_wave32_count() {
 }
 
 # ------------------------------------------------------- every object ----
-count=0
-kd_sgpr_quirk=0
-while read -r f; do
+# One object's checks: prints a FAIL line per problem, and QUIRK for the known LLVM 19
+# descriptor quirk below. Objects are checked two at a time (each check is a few LLVM
+# processes; the 2-core CI machine spent over two minutes here one object at a time).
+check_object() {
+    local f=$1 rel target ver out want_abi flags rd od nk nw kd32 want32 kderr dis
     rel=${f#"$BIN"/}
     target=${rel%%/*}
     ver=${rel##*.co}
-    count=$((count + 1))
     if ! out=$(llvm-readelf-19 -h -s -r --notes "$f" 2>&1); then
         fail "$rel: llvm-readelf-19 failed"
-        continue
+        return
     fi
     want_abi=$((ver - 2))
     grep -q 'Class: *ELF64' <<<"$out" || fail "$rel: not ELF64"
@@ -93,7 +94,7 @@ while read -r f; do
         if [[ $ver == 6 || $target == gfx9* ]] || grep -qv 'GRANULATED_WAVEFRONT_SGPR_COUNT reserved bits' <<<"$kderr"; then
             fail "$rel: kernel descriptor does not decode: $kderr"
         else
-            kd_sgpr_quirk=$((kd_sgpr_quirk + 1))
+            echo QUIRK
         fi
     fi
     if ! dis=$("$od" -d --mcpu="$target" "$f" 2>&1); then
@@ -101,7 +102,20 @@ while read -r f; do
     elif grep -q '<unknown>' <<<"$dis"; then
         fail "$rel: $od found undecodable bytes"
     fi
-done < <(find "$BIN" -name '*.co[456]' | sort)
+}
+export BIN
+export -f check_object fail llvm19_knows kd_wave32_count
+results=$(find "$BIN" -name '*.co[456]' | sort |
+    xargs -P "$(nproc)" -n 8 bash -c 'set -uo pipefail; fails=0
+        for f; do check_object "$f" || echo "FAIL: $f: its checks stopped early"; done' _ ||
+    true)
+count=$(find "$BIN" -name '*.co[456]' | wc -l)
+kd_sgpr_quirk=$(grep -c '^QUIRK$' <<<"$results" || true)
+while IFS= read -r line; do
+    [[ $line == FAIL:* ]] || continue
+    echo "$line"
+    fails=$((fails + 1))
+done <<<"$results"
 echo "verify.sh: checked headers, notes, kernel descriptors and disassembly of $count code objects"
 echo "verify.sh: ($kd_sgpr_quirk clang-19 gfx11/12 objects carry the reserved SGPR-granule bits)"
 
