@@ -105,6 +105,26 @@ fn bench_measures_every_path_and_prints_json() {
     );
 }
 
+/// With the simulated RX 7900 XTX as the device (gfx1100, wave32): every path runs, on the
+/// gfx1100 builds of the built-in kernels (before, the tool stopped at "no built-in benchmark
+/// kernels for gfx1100", and its large synthetic object asked for xnack, which gfx1100 lacks).
+#[test]
+fn the_rx7900xtx_preset_runs_every_path() {
+    let out = bench_with(
+        &["--iterations", "3", "--json"],
+        &[("AQUEDUCT_SIM_MACHINE", "rx7900xtx")],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let device = report["device"].as_str().unwrap();
+    assert!(device.contains("RX 7900 XTX (gfx1100"), "{device}");
+    let figures = report["figures"].as_array().unwrap();
+    let ids: Vec<&str> = figures.iter().map(|f| f["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, PATHS, "{report}");
+    for figure in figures {
+        assert!(figure["median"].as_f64().unwrap() > 0.0, "{figure}");
+    }
+}
+
 #[test]
 fn markdown_has_the_machine_and_one_row_per_path() {
     let out = bench(&["--iterations", "10", "--markdown"]);
