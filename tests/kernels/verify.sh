@@ -48,6 +48,7 @@ kd_wave32_count() {
 # processes; the 2-core CI machine spent over two minutes here one object at a time).
 check_object() {
     local f=$1 rel target ver out want_abi flags rd od nk nw kd32 want32 kderr dis
+    echo CHECKED
     rel=${f#"$BIN"/}
     target=${rel%%/*}
     ver=${rel##*.co}
@@ -110,6 +111,9 @@ results=$(find "$BIN" -name '*.co[456]' | sort |
         for f; do check_object "$f" || echo "FAIL: $f: its checks stopped early"; done' _ ||
     true)
 count=$(find "$BIN" -name '*.co[456]' | wc -l)
+# Every object must have been reached: a worker that died would otherwise pass unseen.
+checked=$(grep -c '^CHECKED$' <<<"$results" || true)
+[[ $checked == "$count" ]] || fail "only $checked of $count code objects were checked"
 kd_sgpr_quirk=$(grep -c '^QUIRK$' <<<"$results" || true)
 while IFS= read -r line; do
     [[ $line == FAIL:* ]] || continue

@@ -79,7 +79,8 @@ const VALU_LOOP: [(&str, &[u8]); 3] = [
 pub const VALU_PER_ITERATION: u64 = 9;
 /// Loop iterations per lane of one `valu_loop` launch.
 const VALU_ITERATIONS: u32 = 20_000;
-/// Lanes of one `valu_loop` launch: one wave64, so one shader worker runs it.
+/// Lanes of one `valu_loop` launch: one workgroup, so one shader worker runs it (one wave64
+/// on GFX9; two wave32 when the device is a gfx1100).
 const VALU_LANES: u32 = 64;
 const WAIT: Option<Duration> = Some(Duration::from_secs(30));
 
@@ -450,7 +451,7 @@ fn own_paths(iterations: usize) -> Result<Vec<Figure>, Error> {
             samples: throughput,
             note: format!(
                 "valu_loop: {VALU_LANES} lanes × {VALU_ITERATIONS} iterations × \
-                 {VALU_PER_ITERATION} VALU instructions over the kernel's GPU time; one wave \
+                 {VALU_PER_ITERATION} VALU instructions over the kernel's GPU time; one workgroup \
                  runs on one simulator worker"
             ),
         });
