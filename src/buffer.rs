@@ -229,6 +229,30 @@ impl Buffer {
         Arc::ptr_eq(self.owned.device(), device)
     }
 
+    /// The GPU address of `len` bytes at `offset`, for an engine or kernel of `device` (copy
+    /// queues and blit kernels): the buffer must be `device`'s and the range inside it; `what`
+    /// names the buffer in the error ("source", "destination").
+    pub(crate) fn gpu_range(
+        &self,
+        device: &Arc<crate::device::DeviceShared>,
+        offset: usize,
+        len: usize,
+        what: &str,
+    ) -> Result<u64> {
+        if !self.belongs_to(device) {
+            return Err(Error::InvalidArgument(format!(
+                "the {what} buffer belongs to another device"
+            )));
+        }
+        if offset.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(Error::InvalidArgument(format!(
+                "{what} range {offset:#x}+{len:#x} is outside its {:#x}-byte buffer",
+                self.len
+            )));
+        }
+        Ok(self.gpu_address() + offset as u64)
+    }
+
     /// Copy all of `src` to the start of this buffer (host↔device or device↔device).
     pub fn copy_from(&self, src: &Buffer) -> Result<()> {
         self.copy_range(0, src, 0, src.len)
@@ -334,8 +358,7 @@ impl Buffer {
     /// Whether `gpu` maps this buffer (the GPU it was made for, or one it was mapped on
     /// since): whether that GPU's engines and kernels reach it.
     pub fn is_mapped_on(&self, gpu: &GpuAgent) -> Result<bool> {
-        self.owned
-            .with(|state| Ok(state.bo.mapped_gpus().contains(&gpu.gpu_id)))
+        self.is_mapped_on_gpu(gpu.gpu_id)
     }
 
     /// Whether the GPU `gpu_id` maps this buffer (its engines and kernels reach it).

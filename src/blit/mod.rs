@@ -103,27 +103,14 @@ fn check_range(
     bytes: usize,
     what: &str,
 ) -> Result<u64> {
-    if !buffer.belongs_to(device) {
-        return Err(Error::InvalidArgument(format!(
-            "the {what} buffer belongs to another device"
-        )));
-    }
-    if offset
-        .checked_add(bytes)
-        .is_none_or(|end| end > buffer.len())
-    {
-        return Err(Error::InvalidArgument(format!(
-            "{what} range {offset:#x}+{bytes:#x} is outside its {:#x}-byte buffer",
-            buffer.len()
-        )));
-    }
+    let address = buffer.gpu_range(device, offset, bytes, what)?;
     if !buffer.is_mapped_on_gpu(gpu_id)? {
         return Err(Error::InvalidArgument(format!(
             "the {what} buffer is not mapped on GPU {gpu_id:#x}, which runs the queue \
              (Buffer::allow_access maps it)"
         )));
     }
-    Ok(buffer.gpu_address() + offset as u64)
+    Ok(address)
 }
 
 /// Work-items for a blit whose destination starts at `address`: one per 16-byte aligned chunk

@@ -148,18 +148,7 @@ impl CopyQueue {
     }
 
     fn check_buffer(&self, buffer: &Buffer, offset: usize, len: usize, what: &str) -> Result<u64> {
-        if !buffer.belongs_to(self.owned.device()) {
-            return Err(Error::InvalidArgument(format!(
-                "the {what} buffer belongs to another device"
-            )));
-        }
-        if offset.checked_add(len).is_none_or(|end| end > buffer.len()) {
-            return Err(Error::InvalidArgument(format!(
-                "{what} range {offset:#x}+{len:#x} is outside its {:#x}-byte buffer",
-                buffer.len()
-            )));
-        }
-        Ok(buffer.gpu_address() + offset as u64)
+        buffer.gpu_range(self.owned.device(), offset, len, what)
     }
 
     fn check_signal(&self, signal: &Signal) -> Result<u64> {
