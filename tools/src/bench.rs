@@ -620,7 +620,21 @@ fn host_costs(
             replays.packets,
             replays.split()
         ),
-        samples: replays.held,
+        samples: replays.held.clone(),
+    });
+    figures.push(Figure {
+        id: "command_list_replay_after_wait",
+        name: "command-list replay after the queue drained, host cost per packet",
+        unit: "ns",
+        goal: "report (≤ 30 ns is the goal for replays in a run)",
+        note: format!(
+            "the first replay of each command_list_replay batch alone: the host's first work \
+             after waiting {:.0} µs (median) for the batch before to complete, so its first \
+             touches of the list, the queue, the signal and the ring come back to memory the \
+             CP or other work used last; a user who replays, waits and replays again pays this",
+            median(&replays.drains)
+        ),
+        samples: replays.first,
     });
     // The same with copies and fills in the list (the driver's blit kernels): their packets
     // are prebuilt like a launch's, so a replay should cost the same per packet.

@@ -41,13 +41,14 @@ fn bench_with(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 /// Every path issue 12's figure table (and issue 26's copy paths) asks `aqueduct bench` for,
 /// by id.
-const PATHS: [&str; 29] = [
+const PATHS: [&str; 30] = [
     "dispatch_spin",
     "dispatch_event_wait",
     "packets_batched",
     "dispatch_back_to_back",
     "prepared_launch",
     "command_list_replay",
+    "command_list_replay_after_wait",
     "command_list_replay_copies",
     "launch_host",
     "chain_10",
