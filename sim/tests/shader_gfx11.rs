@@ -91,6 +91,33 @@ fn image_instructions_halt_as_illegal_instructions_naming_them() {
 }
 
 #[test]
+fn an_nsa_image_instruction_is_reported_whole() {
+    // Three dwords: the NSA form's third holds the address VGPRs after the first. The text is
+    // llvm-objdump-22's for the words (two spaces after the mnemonic included).
+    let gpu = Gpu::new(GfxTarget::Gfx1100);
+    let nsa = [0xf06c0f09, 0x08000004, 0x00000605];
+    let raw = gpu.load_raw(&[nsa[0], nsa[1], nsa[2], 0xbfb00000]);
+    let err = gpu
+        .dispatch_raw(&raw, [32, 1, 1], [32, 1, 1], &[])
+        .unwrap_err();
+    let DispatchError::IllegalInstruction {
+        pc,
+        encoding,
+        mnemonic,
+    } = err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(pc, raw.entry);
+    assert_eq!(encoding, nsa, "all of the instruction's words");
+    assert_eq!(
+        mnemonic,
+        "image_sample  v[0:3], [v4, v5, v6], s[0:7], s[8:11] dmask:0xf \
+         dim:SQ_RSRC_IMG_3D (not simulated)"
+    );
+}
+
+#[test]
 fn each_core_refuses_the_other_generations_code() {
     for (target, other) in [
         (GfxTarget::Gfx1100, GfxTarget::Gfx90a),

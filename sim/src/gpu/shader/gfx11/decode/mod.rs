@@ -14,9 +14,11 @@ use crate::gpu::shader::decode::{bits, word};
 use crate::gpu::shader::gfx11::isa::{Inst, Row};
 use crate::gpu::shader::isa::Ty;
 
-/// Longest GFX11 instruction in dwords (an image instruction with three NSA address dwords;
-/// the longest ALU one is a 64-bit encoding plus a DPP word or a literal, 3).
-pub const MAX_INST_DWORDS: usize = 5;
+/// Longest GFX11 instruction in dwords: 3, reached by an NSA image instruction (GFX11 allows
+/// at most five address operands, the fifth a tuple, so one dword after the 64-bit encoding
+/// holds addresses 1–4: llvm-mc-22 refuses a sixth, unlike GFX10's up to three NSA dwords),
+/// a 64-bit ALU encoding plus a DPP word or a literal, and VOPD plus a literal.
+pub const MAX_INST_DWORDS: usize = 3;
 
 /// Decode the instruction starting at `words[0]`. `words` may be longer than the instruction;
 /// the result's `dwords` says how many it used.
