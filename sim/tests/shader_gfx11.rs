@@ -193,10 +193,10 @@ fn buffer_bounds_follow_the_descriptors_oob_select() {
     // Which lanes are in range, per OOB_SELECT (GFX11's rules as Mesa's
     // ac_build_buffer_descriptor states them), for the raw load (index 0, offset 4l), the
     // structured load (index l, offset 0) and the store (index l, offset 4), of 4 bytes each.
+    type InRange = fn(u32) -> bool;
     let gpu = Gpu::new(GfxTarget::Gfx1100);
     let raw = gpu.load_raw(BUFFER_KERNEL);
     let lanes = 0..32u32;
-    type InRange = fn(u32) -> bool;
     // (OOB_SELECT, SWIZZLE_ENABLE, NUM_RECORDS, raw load, structured load, store)
     let cases: [(u32, u32, u32, InRange, InRange, InRange); 6] = [
         // 0: index < 5 and offset + 4 <= stride.

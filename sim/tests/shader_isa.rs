@@ -544,9 +544,9 @@ fn mixed_precision_fma_rounds_once_to_f32() {
             // f32::mul_add is a correctly rounded fused multiply-add.
             let fma = a.mul_add(*b, *c);
             assert_eq!(
-                f32::from_bits(o[4 * l]),
-                fma,
-                "{} mix_f32 lane {l}: {a:e} * {b:e} + {c:e}",
+                o[4 * l],
+                fma.to_bits(),
+                "{} mix_f32 lane {l}: {a:e} * {b:e} + {c:e} = {fma:e}",
                 target.name()
             );
             if (pow2(-14)..65504.0).contains(&fma.abs()) {

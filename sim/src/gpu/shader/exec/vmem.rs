@@ -364,14 +364,14 @@ impl Buffer {
                 index >= self.num_records
                     || (self.swizzle && self.stride != 0 && offset >= self.stride)
             }
-            Bounds::Gfx9 => past(self.num_records),
             Bounds::OobSelect(0) => index >= self.num_records || past(self.stride),
             Bounds::OobSelect(1) => index >= self.num_records,
             Bounds::OobSelect(2) => self.num_records == 0,
             Bounds::OobSelect(_) if self.swizzle && self.stride != 0 => {
                 index >= self.num_records || past(self.stride)
             }
-            Bounds::OobSelect(_) => past(self.num_records),
+            // Raw: GFX9 without IDXEN or ADD_TID_ENABLE, GFX11's OOB_SELECT 3 otherwise.
+            Bounds::Gfx9 | Bounds::OobSelect(_) => past(self.num_records),
         }
     }
 
