@@ -260,13 +260,16 @@ const PACKED_FORMAT_LOAD: &[u32] = &[
     0xbfb00000, // s_endpgm
 ];
 
-/// A buffer resource (GFX11 V#, format bits left 0: the instructions carry theirs).
+/// A buffer resource (GFX11 V#, format bits left 0: the instructions carry theirs), with the
+/// OOB_SELECT Mesa's drivers give such buffers: STRUCTURED (1, `index >= NUM_RECORDS`) with a
+/// stride, RAW (3, `offset + payload > NUM_RECORDS`) without.
 fn resource(base: u64, stride: u32, num_records: u32) -> [u32; 4] {
+    let oob_select: u32 = if stride != 0 { 1 } else { 3 };
     [
         base as u32,
         (base >> 32) as u32 & 0xffff | stride << 16,
         num_records,
-        0,
+        oob_select << 28,
     ]
 }
 
@@ -739,7 +742,7 @@ fn untyped_format_loads_take_the_resource_format_on_gfx11() {
     let out = gpu.buffer(1024);
     let mut v = resource(data.va, 2, 64);
     // FORMAT (word 3 bits 18:12) = 18, BUF_FMT_8_8_UINT.
-    v[3] = 18 << 12;
+    v[3] |= 18 << 12;
     let raw = gpu.load_raw(FORMAT_FROM_RESOURCE);
     gpu.dispatch_raw(&raw, [64, 1, 1], [64, 1, 1], &kernarg(out.va, &[v]))
         .unwrap();

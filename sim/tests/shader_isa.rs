@@ -461,3 +461,103 @@ fn mixed_precision_fma_modifiers() {
         }
     }
 }
+
+/// v_fma_mix_f32, v_fma_mixlo_f16 and v_fma_mixhi_f16 of one f32 triple per lane (16 bytes
+/// apart in s[4:5]; all op_sel_hi clear: every source an f32); in s[6:7], 16 bytes apart too:
+/// out[4 l] = mix_f32, out[4 l + 1] = mixhi << 16 | mixlo.
+const MIX_ROUNDING: &[u32] = &[
+    0xC00A_0100,
+    0x0000_0000, // s_load_dwordx4 s[4:7], s[0:1], 0x0
+    0x2414_0084, // v_lshlrev_b32_e32 v10, 4, v0
+    0xBF8C_C07F, // s_waitcnt lgkmcnt(0)
+    0xDC58_8000,
+    0x0204_000A, // global_load_dwordx3 v[2:4], v10, s[4:5]
+    0x7E0E_0280, // v_mov_b32_e32 v7, 0
+    0xBF8C_0F70, // s_waitcnt vmcnt(0)
+    0xD3A0_0006,
+    0x0412_0702, // v_fma_mix_f32 v6, v2, v3, v4
+    0xD3A1_0007,
+    0x0412_0702, // v_fma_mixlo_f16 v7, v2, v3, v4
+    0xD3A2_0007,
+    0x0412_0702, // v_fma_mixhi_f16 v7, v2, v3, v4
+    0xDC74_8000,
+    0x0006_060A, // global_store_dwordx2 v10, v[6:7], s[6:7]
+    0xBF81_0000, // s_endpgm
+];
+
+/// Round an f32 in f16's normal range to f16 bits, to nearest even.
+fn f16_of_normal_f32(f: f32) -> u32 {
+    let b = f.to_bits();
+    let (sign, exp, man) = (b >> 31, (b >> 23) & 0xff, b & 0x7f_ffff);
+    assert!((113..=142).contains(&exp), "{f} outside f16's normal range");
+    let (keep, rest) = (man >> 13, man & 0x1fff);
+    let up = rest > 0x1000 || (rest == 0x1000 && keep & 1 == 1);
+    // A carry out of the mantissa bumps the exponent, as the bit layout makes it.
+    (sign << 15) | ((((exp - 112) << 10) | keep) + u32::from(up))
+}
+
+#[test]
+fn mixed_precision_fma_rounds_once_to_f32() {
+    // (a, b, c) whose exact a × b + c lies just off a halfway point between two f32 values
+    // (or, for the f16 forms, two f16 values), by less than a double can hold: a double FMA
+    // lands on the halfway point and a second rounding picks the even side, the wrong one.
+    let pow2 = |e: i32| 2f32.powi(e);
+    let mut triples = vec![
+        // 4097² = 16785409, halfway between the f32 values 16785408 and 16785410.
+        (4097.0, 4097.0, pow2(-30)),
+        (-4097.0, 4097.0, -pow2(-30)),
+        // 4099² = 16801801, halfway between 16801800 (even) and 16801802.
+        (4099.0, 4099.0, pow2(-30)),
+        (4099.0, 4099.0, -pow2(-30)),
+        // 1 + 2^-11 is halfway between the f16 values 1 and 1 + 2^-10: exact in f32, so the
+        // f32 FMA drops the 2^-40 and the f16 conversion ties to 1 (the ISA's
+        // f32_to_f16(fma(...))); one rounding from the exact value would give 1 + 2^-10.
+        (1.0 + pow2(-11), 1.0, pow2(-40)),
+        (1.0 + pow2(-11), -1.0, -pow2(-40)),
+    ];
+    // And pseudo-random triples with f16-range results, against the same reference.
+    let mut x = 0x2545_f491_u32;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        x
+    };
+    while triples.len() < 64 {
+        let mut f = || f32::from_bits((next() & 0x807f_ffff) | (0x7c + next() % 8) << 23);
+        triples.push((f(), f(), f()));
+    }
+    let mut input = Vec::new();
+    for (a, b, c) in &triples {
+        input.extend([a.to_bits(), b.to_bits(), c.to_bits(), 0]);
+    }
+    for target in TARGETS {
+        let gpu = Gpu::new(target);
+        let raw = gpu.load_raw(MIX_ROUNDING);
+        let (src, out) = (gpu.buffer_u32(&input), gpu.buffer(64 * 16));
+        let mut args = src.va.to_le_bytes().to_vec();
+        args.extend(out.va.to_le_bytes());
+        gpu.dispatch_raw(&raw, [64, 1, 1], [64, 1, 1], &args)
+            .expect("dispatch");
+        let o = out.u32s();
+        for (l, (a, b, c)) in triples.iter().enumerate() {
+            // f32::mul_add is a correctly rounded fused multiply-add.
+            let fma = a.mul_add(*b, *c);
+            assert_eq!(
+                o[4 * l],
+                fma.to_bits(),
+                "{} mix_f32 lane {l}: {a:e} * {b:e} + {c:e} = {fma:e}",
+                target.name()
+            );
+            if (pow2(-14)..65504.0).contains(&fma.abs()) {
+                let h = f16_of_normal_f32(fma);
+                assert_eq!(
+                    o[4 * l + 1],
+                    h << 16 | h,
+                    "{} mixlo/mixhi lane {l}: f16 of {fma:e}",
+                    target.name()
+                );
+            }
+        }
+    }
+}

@@ -10,8 +10,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::gpu::shader::decode::{DecodeError, MAX_INST_DWORDS, base_dwords, decode};
-use crate::gpu::shader::gfx11::lower::decode_lowered;
+use crate::gpu::shader::decode::{self as gfx9_decode, DecodeError, base_dwords, decode};
+use crate::gpu::shader::gfx11::decode as gfx11_decode;
+use crate::gpu::shader::gfx11::lower::lower;
 use crate::gpu::shader::isa::Inst;
 use crate::gpu::shader::memory::DeviceMemory;
 use crate::gpu::target::GfxTarget;
@@ -23,6 +24,14 @@ const PAGE_DWORDS: usize = 1024;
 /// Programs kept by a [`CodeCache`].
 const CACHE_PROGRAMS: usize = 64;
 
+/// Words read at a PC: the longest instruction of either ISA the core runs (GFX9's or
+/// GFX11's), so that no instruction is cut short whichever decoder reads them.
+pub const MAX_INST_DWORDS: usize = if gfx9_decode::MAX_INST_DWORDS > gfx11_decode::MAX_INST_DWORDS {
+    gfx9_decode::MAX_INST_DWORDS
+} else {
+    gfx11_decode::MAX_INST_DWORDS
+};
+
 /// One decoded (or undecodable) instruction and the words it was decoded from.
 #[derive(Debug)]
 pub struct Slot {
@@ -32,6 +41,10 @@ pub struct Slot {
     pub words: [u32; MAX_INST_DWORDS],
     /// How many of `words` were readable.
     pub available: u8,
+    /// The instruction's length in dwords: the decoded one's, or for a GFX11 instruction that
+    /// decodes but has no GFX9 counterpart the decoded GFX11 length (so an NSA image
+    /// instruction is reported whole), otherwise its encoding's base size.
+    pub dwords: u8,
     /// Instructions executed after `decoded` at the same PC (the second half of a GFX11
     /// VOPD); empty otherwise.
     pub more: Box<[Inst]>,
@@ -40,11 +53,7 @@ pub struct Slot {
 impl Slot {
     /// The instruction's own words (if it did not decode: those of its encoding's base size).
     pub fn encoding(&self) -> Vec<u32> {
-        let n = match &self.decoded {
-            Ok(inst) => usize::from(inst.dwords),
-            Err(_) => base_dwords(self.words[0]),
-        };
-        self.words[..n.min(usize::from(self.available))].to_vec()
+        self.words[..usize::from(self.dwords.min(self.available))].to_vec()
     }
 }
 
@@ -103,18 +112,31 @@ impl Program {
     fn decode_at(&self, pc: u64) -> Slot {
         let mut words = [0u32; MAX_INST_DWORDS];
         let available = DeviceMemory::fetch_code(&self.span, pc, &mut words);
-        let (decoded, more) = if self.target.is_gfx9() {
-            (decode(&words[..available], self.target), Box::default())
+        let code = &words[..available];
+        let (decoded, more, dwords) = if self.target.is_gfx9() {
+            let decoded = decode(code, self.target);
+            let dwords = decoded
+                .as_ref()
+                .map_or(base_dwords(words[0]), |i| usize::from(i.dwords));
+            (decoded, Box::default(), dwords)
         } else {
-            match decode_lowered(&words[..available]) {
-                Ok(lowered) => (Ok(lowered.first), lowered.more.into_boxed_slice()),
-                Err(e) => (Err(e), Box::default()),
+            match gfx11_decode::decode(code) {
+                Ok(g) => match lower(&g) {
+                    Ok(l) => (
+                        Ok(l.first),
+                        l.more.into_boxed_slice(),
+                        usize::from(g.dwords),
+                    ),
+                    Err(e) => (Err(e), Box::default(), usize::from(g.dwords)),
+                },
+                Err(e) => (Err(e), Box::default(), base_dwords(words[0])),
             }
         };
         Slot {
             decoded,
             words,
             available: available as u8,
+            dwords: dwords as u8,
             more,
         }
     }
@@ -200,6 +222,27 @@ mod tests {
 
     use super::*;
     use crate::gpu::host_vm::HostVm;
+
+    #[test]
+    fn a_gfx11_nsa_image_instruction_is_held_whole_and_the_next_decodes_after_it() {
+        // image_sample_c_d_o v[0:3], [v4, v5, v6, v7, v[8:14]], s[0:7], s[8:11] dmask:0xf
+        // dim:SQ_RSRC_IMG_3D; s_endpgm (llvm-mc-22 -mcpu=gfx1100).
+        let code: [u32; 4] = [0xf0ac0f09, 0x08000004, 0x08070605, 0xbfb00000];
+        let vm = HostVm::new();
+        let buffer = vm.map(4096, 256, false, true);
+        let bytes: Vec<u8> = code.iter().flat_map(|w| w.to_le_bytes()).collect();
+        buffer.write(0, &bytes);
+        let cache = CodeCache::new();
+        let program = cache
+            .program_for(&vm, buffer.va(), GfxTarget::Gfx1100)
+            .unwrap();
+        let slot = program.fetch(buffer.va());
+        assert!(matches!(slot.decoded, Err(DecodeError::NotSimulated(_))));
+        assert_eq!(slot.encoding(), code[..3]);
+        let next = program.fetch(buffer.va() + 4 * u64::from(slot.dwords));
+        assert_eq!(next.encoding(), [0xbfb00000]);
+        assert_eq!(next.decoded.as_ref().map(|i| i.dwords), Ok(1));
+    }
 
     #[test]
     fn a_miss_forgets_programs_whose_memory_was_freed() {

@@ -45,11 +45,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::gpu::dispatch::{DispatchError, InterruptSink};
+use crate::gpu::shader::decode::DecodeError;
 use crate::gpu::shader::disasm::disassemble;
 use crate::gpu::shader::isa::{Encoding, Extra, Inst};
 use crate::gpu::shader::lds::Lds;
 use crate::gpu::shader::memory::DeviceMemory;
-use crate::gpu::shader::program::{CodeCache, Program};
+use crate::gpu::shader::program::{CodeCache, Program, Slot};
 use crate::gpu::shader::wave::Wave;
 use crate::gpu::target::GfxTarget;
 use crate::gpu::vm::{Access, FaultKind, MemoryFault};
@@ -213,7 +214,7 @@ impl<'e, 'a> Exec<'e, 'a> {
                     return Err(DispatchError::IllegalInstruction {
                         pc,
                         encoding: slot.encoding(),
-                        mnemonic: e.to_string(),
+                        mnemonic: self.refusal(e, slot),
                     });
                 }
             };
@@ -268,6 +269,22 @@ impl<'e, 'a> Exec<'e, 'a> {
             Ok(g) => crate::gpu::shader::gfx11::disasm::disassemble(&g),
             Err(e) => e.to_string(),
         }
+    }
+
+    /// Why the instruction at a slot does not run. A GFX11 instruction that decodes but has no
+    /// GFX9 counterpart is named as llvm-objdump prints it (all its words: an NSA image
+    /// instruction's address dwords too), then the reason.
+    fn refusal(&self, e: &DecodeError, slot: &Slot) -> String {
+        if !self.shared.target.is_gfx9() && matches!(e, DecodeError::NotSimulated(_)) {
+            let words = &slot.words[..usize::from(slot.available)];
+            if let Ok(g) = crate::gpu::shader::gfx11::decode::decode(words) {
+                return format!(
+                    "{} (not simulated)",
+                    crate::gpu::shader::gfx11::disasm::disassemble(&g)
+                );
+            }
+        }
+        e.to_string()
     }
 
     /// Stop the wave after the current instruction.

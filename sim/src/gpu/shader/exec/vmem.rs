@@ -263,7 +263,24 @@ fn flat_locs(e: &Exec, inst: &Inst) -> Result<[Loc; LANES], Fault> {
     Ok(locs)
 }
 
-/// A buffer resource (V#), GFX9 layout.
+/// How a buffer resource decides that an access is out of range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Bounds {
+    /// GFX9: by the instruction (IDXEN, ADD_TID_ENABLE) and the descriptor; see
+    /// [`Buffer::out_of_range`].
+    Gfx9,
+    /// GFX11: by the descriptor's OOB_SELECT (word 3 bits 29:28, bits 125:124 of the V#).
+    OobSelect(u8),
+}
+
+/// A buffer resource (V#), read in the layout of the dispatch's generation.
+///
+/// Both: BASE_ADDRESS 47:0, STRIDE 61:48, NUM_RECORDS 95:64, INDEX_STRIDE 118:117 and
+/// ADD_TID_ENABLE 119 (Mesa's sid.h and `ac_build_buffer_descriptor` use one definition of
+/// each for every generation). GFX9: SWIZZLE_ENABLE bit 63, ELEMENT_SIZE 116:115,
+/// DATA_FORMAT/NUM_FORMAT in word 3. GFX11 (sure, same sources): SWIZZLE_ENABLE is bits 63:62,
+/// FORMAT 114:108 (`S_008F0C_FORMAT_GFX10`, used for GFX11 too), OOB_SELECT 125:124, no
+/// ELEMENT_SIZE and no RESOURCE_LEVEL (GFX10's bit 120).
 #[derive(Clone, Copy, Debug)]
 struct Buffer {
     base: u64,
@@ -274,13 +291,14 @@ struct Buffer {
     element: u32,
     index_stride: u32,
     word3: u32,
+    bounds: Bounds,
 }
 
 impl Buffer {
     fn read(e: &Exec, first: u8) -> Self {
         let s = |i: usize| e.w.s(usize::from(first) + i);
         let (w0, w1, w2, w3) = (s(0), s(1), s(2), s(3));
-        Self {
+        let mut buffer = Self {
             base: u64::from(w0) | u64::from(w1 & 0xffff) << 32,
             stride: (w1 >> 16) & 0x3fff,
             num_records: w2,
@@ -292,17 +310,28 @@ impl Buffer {
             element: 2 << ((w3 >> 19) & 3),
             index_stride: 8 << ((w3 >> 21) & 3),
             word3: w3,
+            bounds: Bounds::Gfx9,
+        };
+        if !e.shared.target.is_gfx9() {
+            // SWIZZLE_ENABLE names the element size: 1 is 4 bytes (what Mesa sets for scratch,
+            // where GFX9 had ELEMENT_SIZE 4), 3 is 16 bytes (Mesa's attribute ring: "16B");
+            // 2 as 8 bytes is inferred from the two.
+            let swizzle = (w1 >> 30) & 3;
+            buffer.swizzle = swizzle != 0;
+            buffer.element = if swizzle == 0 { 4 } else { 2 << swizzle };
+            buffer.bounds = Bounds::OobSelect(((w3 >> 28) & 3) as u8);
         }
+        buffer
     }
 
     /// Whether `len` bytes at byte `offset` of record `index` are out of range (the access is
     /// then dropped: loads read 0, stores write nothing). `idxen` is the instruction's IDXEN.
     ///
-    /// The model (sure of its first half, less of its second): on gfx9 the kind of check
-    /// depends on the instruction, not only on the descriptor (LLVM's buffer intrinsics,
-    /// review D50306: "the behavior of bound checking and swizzling changes depending on
-    /// whether idxen is set in the instruction" on gfx9+), and SOFFSET never takes part
-    /// ("excluded from bounds checking and swizzling", same source).
+    /// GFX9 (sure of its first half, less of its second): the kind of check depends on the
+    /// instruction, not only on the descriptor (LLVM's buffer intrinsics, review D50306: "the
+    /// behavior of bound checking and swizzling changes depending on whether idxen is set in
+    /// the instruction" on gfx9+), and SOFFSET never takes part ("excluded from bounds
+    /// checking and swizzling", same source).
     /// - Structured (IDXEN, or ADD_TID_ENABLE which puts the lane id into the index): out of
     ///   range when `index >= NUM_RECORDS`, NUM_RECORDS counting records (radeonsi divides a
     ///   strided buffer's byte size by the stride on every generation but gfx8). A swizzled
@@ -314,11 +343,35 @@ impl Buffer {
     /// - Raw (neither): out of range when the access passes NUM_RECORDS bytes. Whether a
     ///   dword that straddles the end is dropped whole or in part is not documented; it is
     ///   dropped whole here.
+    ///
+    /// GFX11: the descriptor's OOB_SELECT alone picks the check, whatever the instruction
+    /// (Mesa's `ac_build_buffer_descriptor`, which states the rules per generation; radv and
+    /// radeonsi pick STRUCTURED for strided vertex buffers and RAW otherwise, so IDXEN does
+    /// not):
+    /// - 0 (structured with offset): `index >= NUM_RECORDS || offset + payload > STRIDE`;
+    /// - 1 (structured): `index >= NUM_RECORDS`;
+    /// - 2 (disabled): only `NUM_RECORDS == 0`;
+    /// - 3 (raw): swizzled with a stride as 0, else `offset + payload > NUM_RECORDS`.
+    ///
+    /// The index is the instruction's (VINDEX, plus the lane id with ADD_TID_ENABLE; 0
+    /// without IDXEN), the payload the bytes checked together (a dword of a multi-dword
+    /// access, a component of a typed one). Inferred: that SOFFSET stays out of the offset
+    /// here as on GFX9 (Mesa's rules name only "offset").
     fn out_of_range(&self, idxen: bool, index: u32, offset: u32, len: u32) -> bool {
-        if idxen || self.add_tid {
-            index >= self.num_records || (self.swizzle && self.stride != 0 && offset >= self.stride)
-        } else {
-            u64::from(offset) + u64::from(len) > u64::from(self.num_records)
+        let past = |limit: u32| u64::from(offset) + u64::from(len) > u64::from(limit);
+        match self.bounds {
+            Bounds::Gfx9 if idxen || self.add_tid => {
+                index >= self.num_records
+                    || (self.swizzle && self.stride != 0 && offset >= self.stride)
+            }
+            Bounds::OobSelect(0) => index >= self.num_records || past(self.stride),
+            Bounds::OobSelect(1) => index >= self.num_records,
+            Bounds::OobSelect(2) => self.num_records == 0,
+            Bounds::OobSelect(_) if self.swizzle && self.stride != 0 => {
+                index >= self.num_records || past(self.stride)
+            }
+            // Raw: GFX9 without IDXEN or ADD_TID_ENABLE, GFX11's OOB_SELECT 3 otherwise.
+            Bounds::Gfx9 | Bounds::OobSelect(_) => past(self.num_records),
         }
     }
 

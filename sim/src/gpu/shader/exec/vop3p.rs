@@ -187,52 +187,65 @@ fn fma_mix(e: &mut Exec, inst: &Inst) -> R {
         let x = if m.abs & (1 << i) != 0 { x.abs() } else { x };
         if m.neg & (1 << i) != 0 { -x } else { x }
     };
+    let rounding = if interp.is_some() {
+        // VINTERP's forms keep denormal results (the guide's pseudocode flushes nothing).
+        MixRounding {
+            m32,
+            m16,
+            f32_denormals: true,
+            f16_denormals: true,
+        }
+    } else {
+        MixRounding {
+            m32,
+            m16,
+            f32_denormals: d32.outputs,
+            f16_denormals: d16.outputs,
+        }
+    };
     let old = e.lanes32(inst.dst)?;
     let mut out = [0u32; LANES];
     for l in 0..LANES {
-        if interp.is_some() {
-            out[l] = interp_fma(
-                inst,
-                arg(0, a[l]),
-                arg(1, b[l]),
-                arg(2, c[l]),
-                old[l],
-                m32,
-                m16,
-            );
-            continue;
-        }
-        let r = arg(0, a[l]).mul_add(arg(1, b[l]), arg(2, c[l]));
-        let r = if m.clamp { r.clamp(0.0, 1.0) } else { r };
-        out[l] = match inst.op {
-            Op::VFmaMixF32 => {
-                let f = round32(r, 0.0, m32);
-                if d32.outputs { f } else { flush32(f) }.to_bits()
-            }
-            Op::VFmaMixloF16 => {
-                (old[l] & 0xffff_0000) | u32::from(round16(r, 0.0, m16, d16.outputs))
-            }
-            _ => (old[l] & 0xffff) | u32::from(round16(r, 0.0, m16, d16.outputs)) << 16,
-        };
+        // The product of two f32 (or f16) values is exact in a double (at most 48 significant
+        // bits, exponents far inside its range); `two_sum` keeps the addition's exact error,
+        // so `round32` rounds the exact a × b + c once.
+        let (s, err) = two_sum(arg(0, a[l]) * arg(1, b[l]), arg(2, c[l]));
+        out[l] = mix_round(inst.op, (s, err), m.clamp, old[l], &rounding);
     }
     e.write_vdst32(inst, &out)
 }
 
-/// GFX11 VINTERP's f16 forms as the RDNA3 ISA guide writes them: one FMA rounded to f32
-/// (the f16 × f32 product is exact in a double; `two_sum` keeps the addition's error), and for
-/// an f16 result that f32 rounded again (`16'F(fma(...))`), into the half the opcode names.
-fn interp_fma(inst: &Inst, a: f64, b: f64, c: f64, old: u32, m32: Round, m16: Round) -> u32 {
-    let (s, err) = two_sum(a * b, c);
-    let f = round32(s, err, m32);
-    let f = if inst.mods.clamp {
-        f.clamp(0.0, 1.0)
-    } else {
-        f
-    };
-    match inst.op {
-        Op::VFmaMixF32 => f.to_bits(),
-        Op::VFmaMixloF16 => (old & 0xffff_0000) | u32::from(round16(f64::from(f), 0.0, m16, true)),
-        _ => (old & 0xffff) | u32::from(round16(f64::from(f), 0.0, m16, true)) << 16,
+/// How a `v_fma_mix*` result is rounded: the FP_ROUND modes of the f32 FMA and of the f16
+/// conversion, and whether denormal results are kept.
+struct MixRounding {
+    m32: Round,
+    m16: Round,
+    f32_denormals: bool,
+    f16_denormals: bool,
+}
+
+/// A `v_fma_mix*` (and GFX11 VINTERP) result from the exact `a × b + c` (a double and its
+/// exact error): a fused multiply-add in f32, rounded once to f32; for the f16 forms that f32
+/// converted to f16 (a second rounding) into the half the opcode names.
+///
+/// Sure: the f32 FMA is a single rounding (RDNA3 ISA guide pseudocode for V_FMA_MIX*_F16 and
+/// VINTERP: the operands become f32, `fma(...)` of f32 values, then `16'F(...)` / f32_to_f16
+/// for the f16 forms). LLVM agrees: it selects `v_fma_mixlo_f16` for
+/// `fpround(fma(f32, f32, f32))` and for `fpround(fmul(f32, f32))` (VOP3PInstructions.td,
+/// MadFmaMixFP16Pats), which is correct only if the hardware rounds to f32 first. Inferred:
+/// that GFX9/CDNA (`v_fma_mix*` on gfx90a/gfx942) round the same way (the Vega and CDNA ISA
+/// guides were not checked here), which FP_ROUND field rounds the f32 intermediate of an f16
+/// form (the f32 one is used), and that the intermediate is not flushed by the f32 denormal
+/// mode (only the f16 result follows the f16 mode).
+fn mix_round(op: Op, (s, err): (f64, f64), clamp: bool, old: u32, r: &MixRounding) -> u32 {
+    let f = round32(s, err, r.m32);
+    // Clamping after rounding is the same as before: [0, 1]'s ends are representable.
+    let f = if clamp { f.clamp(0.0, 1.0) } else { f };
+    let half = || u32::from(round16(f64::from(f), 0.0, r.m16, r.f16_denormals));
+    match op {
+        Op::VFmaMixF32 => if r.f32_denormals { f } else { flush32(f) }.to_bits(),
+        Op::VFmaMixloF16 => (old & 0xffff_0000) | half(),
+        _ => (old & 0xffff) | half() << 16,
     }
 }
 

@@ -106,7 +106,9 @@ pub struct Row {
     pub flags: RowFlags,
     /// Bits of the first two dwords (the second's in the high half) that must be clear: fields
     /// the instruction does not have, which LLVM's encoding fixes at zero (a DS store's vdst,
-    /// an integer VOP3's abs bits). The sweep finds them by setting each bit in turn.
+    /// an integer VOP3's abs bits). The sweep finds them by setting each bit in turn, asking
+    /// llvm-mc-19, and llvm-mc-22 for bit 7 of a 16-bit e32 operand's VGPR field (the high
+    /// half, `v4.h`, which LLVM 19's fake16 model refuses and the hardware reads).
     pub zero: u64,
 }
 

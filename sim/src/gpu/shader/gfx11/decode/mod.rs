@@ -12,11 +12,12 @@ mod vector;
 pub use crate::gpu::shader::decode::DecodeError;
 use crate::gpu::shader::decode::{bits, word};
 use crate::gpu::shader::gfx11::isa::{Inst, Row};
-use crate::gpu::shader::isa::Ty;
 
-/// Longest GFX11 instruction in dwords (an image instruction with three NSA address dwords;
-/// the longest ALU one is a 64-bit encoding plus a DPP word or a literal, 3).
-pub const MAX_INST_DWORDS: usize = 5;
+/// Longest GFX11 instruction in dwords: 3, reached by an NSA image instruction (GFX11 allows
+/// at most five address operands, the fifth a tuple, so one dword after the 64-bit encoding
+/// holds addresses 1–4: llvm-mc-22 refuses a sixth, unlike GFX10's up to three NSA dwords),
+/// a 64-bit ALU encoding plus a DPP word or a literal, and VOPD plus a literal.
+pub const MAX_INST_DWORDS: usize = 3;
 
 /// Decode the instruction starting at `words[0]`. `words` may be longer than the instruction;
 /// the result's `dwords` says how many it used.
@@ -68,7 +69,7 @@ fn row(
         .map_err(|_| DecodeError::UnknownOpcode { family, opcode })?;
     let low = u64::from(words.first().copied().unwrap_or(0));
     let high = u64::from(words.get(1).copied().unwrap_or(0));
-    if (low | high << 32) & row.zero & !true16_high_halves(row, family) != 0 {
+    if (low | high << 32) & row.zero != 0 {
         return Err(DecodeError::Invalid {
             family,
             what: "a field the instruction does not have is set",
@@ -77,28 +78,49 @@ fn row(
     Ok(row)
 }
 
-/// The bits of an e32 instruction that pick the high half of a 16-bit VGPR operand (bit 7
-/// of its vdst or vsrc1 field, GFX11's true16 encoding), for the operands of `row` that are
-/// 16-bit.
-///
-/// LLVM 19 models gfx1100's 16-bit VALU as "fake16": such operands may name only v0–v127,
-/// so its sweep finds these bits "must be zero" on some rows (`v_cvt_f16_f32_e32` with
-/// `v10.h` is refused by llvm-mc-19). The hardware reads them as `.h`, LLVM 22 accepts and
-/// prints them so, and clang-22 emits them for gfx1100 (its default is real true16): the
-/// decoder follows the hardware and LLVM 22 here.
-fn true16_high_halves(row: &Row, family: &str) -> u64 {
-    let half = |ty: Ty| matches!(ty, Ty::B16 | Ty::F16);
-    let vdst = if half(row.ty[0]) { 1 << 24 } else { 0 };
-    let vsrc1 = if half(row.ty[2]) { 1 << 16 } else { 0 };
-    match family {
-        "VOP1" => vdst,
-        "VOP2" => vdst | vsrc1,
-        "VOPC" => vsrc1,
-        _ => 0,
-    }
-}
-
 /// Bits `[lo, lo + width)` of `w` (the GFX9 decoder's helper).
 const fn field(w: u32, lo: u32, width: u32) -> u32 {
     bits(w, lo, width)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::shader::gfx11::tables;
+    use crate::gpu::shader::isa::Ty;
+
+    /// The generated masks leave bit 7 of a 16-bit e32 operand's VGPR field (the high half)
+    /// free, as llvm-mc-22 reads it, rather than refusing it as llvm-mc-19's fake16 model
+    /// does; a destination the tables type as 32-bit keeps it refused.
+    #[test]
+    fn e32_high_halves_of_16_bit_operands_are_not_must_be_zero() {
+        let half = |t: Ty| matches!(t, Ty::B16 | Ty::F16);
+        let mut checked = 0;
+        for (table, fields) in [
+            (tables::VOP1, &[(24, 0)][..]),
+            (tables::VOP2, &[(24, 0), (16, 2)][..]),
+            (tables::VOPC, &[(16, 2)][..]),
+        ] {
+            for row in table {
+                for &(bit, slot) in fields {
+                    if half(row.ty[slot]) {
+                        checked += 1;
+                        assert_eq!(row.zero >> bit & 1, 0, "{} bit {bit}", row.op.name());
+                    }
+                }
+            }
+        }
+        assert!(checked > 50, "{checked} 16-bit operands");
+        // v_sat_pk_u8_i16: its destination is 16-bit to LLVM 22 (`v4.h`), a 32-bit register
+        // in the tables (typed from LLVM 19's text), so a destination past v127 stays refused.
+        let sat = tables::VOP1
+            .iter()
+            .find(|r| r.op.name() == "v_sat_pk_u8_i16")
+            .expect("row");
+        assert_eq!(sat.ty[0], Ty::B32);
+        assert_ne!(sat.zero & 1 << 24, 0);
+        // Decoded: v_cvt_f16_f32_e32 v4.h, v1 (llvm-mc-22) is accepted.
+        let inst = decode(&[0x7f081501]).expect("v4.h");
+        assert_eq!(inst.op.name(), "v_cvt_f16_f32");
+    }
 }

@@ -39,7 +39,8 @@ def load(fam):
         fields = line.rstrip("\n").split("\t")
         if fields[1] != "-":
             rows[int(fields[0])] = (fields[1], int(fields[2], 16) if len(fields) > 2 else 0,
-                                    fields[3] if len(fields) > 3 else "")
+                                    fields[3] if len(fields) > 3 else "",
+                                    int(fields[4], 16) if len(fields) > 4 else 0)
     return rows
 
 
@@ -142,6 +143,23 @@ def signature(fam, name, ops):
     return types, flags
 
 
+# The operand slot (0 dst, 2 src1) whose VGPR field's bit 7 sweep.py's TRUE16_BITS name.
+HIGH_HALF_SLOTS = {"vop1": {24: 0}, "vop2": {24: 0, 16: 2}, "vopc": {16: 2}}
+
+
+def high_halves(fam, types, true16):
+    """The bits of a row's zero mask that pick the high half of a 16-bit operand: those the
+    true16 llvm-mc accepts (`true16`, from sweep.py) where the row types the operand as 16-bit,
+    so the decoder reads the half (`v4.h`). Where the row types it wider (v_sat_pk_u8_i16's
+    destination: 16-bit to LLVM 22, a 32-bit register in LLVM 19's text the types come from)
+    the decoder could not read it as a half, so the bit stays refused."""
+    mask = 0
+    for bit, slot in HIGH_HALF_SLOTS.get(fam, {}).items():
+        if true16 >> bit & 1 and types[slot] in ("F16", "B16"):
+            mask |= 1 << bit
+    return mask
+
+
 def ident(name):
     return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
 
@@ -150,7 +168,7 @@ ops = {}
 tables = {}
 for fam in FAMS:
     rows = []
-    for key, (text, zero, lo128) in sorted(load(fam).items()):
+    for key, (text, zero, lo128, true16) in sorted(load(fam).items()):
         if fam in ("vopdx", "vopdy"):
             text = text.split(" :: ")[0 if fam == "vopdx" else 1]
         name, toks = split(text)
@@ -166,6 +184,7 @@ for fam in FAMS:
                      "8": "NO_DPP8", "o": "HIDDEN_OPSEL", "a": "HIDDEN_ABS", "n": "HIDDEN_NEG",
                      "h": "HIDDEN_OPSEL_HI"}
             flags += [names[c] for c in lo128]
+        zero &= ~high_halves(fam, types, true16)
         name = base(name)
         ops.setdefault(name, None)
         rows.append((key, name, types, flags, zero))
@@ -178,7 +197,7 @@ def mimg_forms(half):
     prints and whether with this row's address size or with another (when LLVM has no variant
     of that size it keeps the one its decoder table matched first). Derived from the sweep's
     dmask/d16/tfe observations and checked against every one of them."""
-    rows = {k: (t, v.split()[16 * half:16 * half + 16]) for k, (t, _, v) in load("mimg").items()}
+    rows = {k: (t, v.split()[16 * half:16 * half + 16]) for k, (t, _, v, _) in load("mimg").items()}
     combos = [(dm, d16, tfe) for dm in (1, 3, 7, 15) for d16 in (0, 1) for tfe in (0, 1)]
 
     def formula(name, dm, d16, tfe):
@@ -265,7 +284,7 @@ with open(os.path.join(OUT, "tables.rs"), "w") as f:
     f.write("];\n\n")
     # s_sendmsg: which immediates print as `sendmsg(...)`, by their low ten bits; some print
     # alike whatever bits 10-15 hold, the others only with those bits clear.
-    texts = {imm: re.search(r"sendmsg\(.*\)", t) for imm, (t, _, _) in load("sendmsg").items()}
+    texts = {imm: re.search(r"sendmsg\(.*\)", t) for imm, (t, _, _, _) in load("sendmsg").items()}
     f.write("/// The `s_sendmsg` immediates llvm-mc-19 prints symbolically: (bits 9:0, whether bits\n"
             "/// 15:10 may hold anything rather than zero, the text).\n"
             "pub(crate) const SENDMSG: &[(u16, bool, &str)] = &[\n")
@@ -278,18 +297,18 @@ with open(os.path.join(OUT, "tables.rs"), "w") as f:
     f.write("];\n\n")
     f.write("/// `s_sendmsg_rtn_*`'s message operand as llvm-mc-19 prints it, by the field's value.\n"
             "pub(crate) const SENDMSG_RTN: [&str; 256] = [\n")
-    for msg, (text, _, _) in sorted(load("sendmsg_rtn").items()):
+    for msg, (text, _, _, _) in sorted(load("sendmsg_rtn").items()):
         f.write("    \"%s\",\n" % re.search(r"sendmsg\(.*\)", text).group(0))
     f.write("];\n\n")
     f.write("/// The names llvm-mc-19 gives hardware registers by id (empty: printed as a number).\n"
             "pub(crate) const HWREG_NAMES: [&str; 64] = [\n")
-    for reg, (text, _, _) in sorted(load("hwreg").items()):
+    for reg, (text, _, _, _) in sorted(load("hwreg").items()):
         m = re.search(r"hwreg\((HW_REG_\w+)", text)
         f.write("    \"%s\",\n" % (m.group(1) if m else ""))
     f.write("];\n\n")
     f.write("/// What llvm-mc-19 prints after an MTBUF's soffset for each value of its format field\n"
             "/// (nothing for the default, 1).\npub(crate) const MTBUF_FORMAT: [&str; 128] = [\n")
-    for fmt, (text, _, _) in sorted(load("ufmt").items()):
+    for fmt, (text, _, _, _) in sorted(load("ufmt").items()):
         m = re.search(r" format:\S+", text)
         f.write("    \"%s\",\n" % (m.group(0) if m else ""))
     f.write("];\n\n")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerate gfx11/opcode.rs and gfx11/tables.rs from a sweep of every opcode value of every
-# GFX11 encoding through llvm-mc-19 --disassemble for gfx1100, and the random-encoding golden
-# sim/tests/shader_data/gfx11_fuzz.txt (fuzz.py). Needs llvm-19 and python3; takes a few
-# minutes. The outputs are committed: nothing here runs at build time.
+# GFX11 encoding through llvm-mc-19 --disassemble for gfx1100 (llvm-mc-22, true16, only for
+# the high-half bits of 16-bit e32 VGPR fields: sweep.py TRUE16_BITS), and the random-encoding
+# golden sim/tests/shader_data/gfx11_fuzz.txt (fuzz.py). Needs llvm-19, llvm-22 and python3;
+# takes a few minutes. The outputs are committed: nothing here runs at build time.
 #
 #   regenerate.sh          rewrite the tables
 #   regenerate.sh --check  regenerate into a temporary directory; exit 1 on any drift
@@ -14,10 +15,12 @@ case "${1:-}" in
 "") ;;
 *) echo "regenerate.sh: unknown argument $1" >&2; exit 2 ;;
 esac
-if ! command -v llvm-mc-19 >/dev/null 2>&1; then
-    echo "regenerate.sh: llvm-mc-19 missing (apt-get install -y llvm-19)" >&2
-    exit 2
-fi
+for v in 19 22; do
+    if ! command -v "llvm-mc-$v" >/dev/null 2>&1; then
+        echo "regenerate.sh: llvm-mc-$v missing (apt-get install -y llvm-$v)" >&2
+        exit 2
+    fi
+done
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 GFX11=$(cd "$HERE/.." && pwd)
 TESTDATA=$(cd "$GFX11/../../../../tests/shader_data" && pwd)
@@ -25,7 +28,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 FAMILIES="sop2 sopk sop1 sopc sopp smem vop1 vop2 vopc vop3 vop3p vopdx vopdy vinterp ds flat mubuf mtbuf mimg ufmt hwreg sendmsg sendmsg_rtn"
 for fam in $FAMILIES; do echo "$fam"; done |
-    xargs -P 2 -I{} sh -c "python3 '$HERE/sweep.py' {} llvm-mc-19 >'$WORK/{}.txt'"
+    xargs -P 2 -I{} sh -c "python3 '$HERE/sweep.py' {} llvm-mc-19 llvm-mc-22 >'$WORK/{}.txt'"
 OUT="$GFX11"
 [ "$check" = 1 ] && OUT="$WORK/out"
 python3 "$HERE/emit.py" "$WORK" "$OUT"
@@ -46,4 +49,4 @@ for pair in "$GFX11/opcode.rs:opcode.rs" "$GFX11/tables.rs:tables.rs" \
     fi
 done
 [ "$drift" = 1 ] && exit 1
-echo "regenerate.sh --check: gfx11 decode tables and fuzz golden match llvm-mc-19" >&2
+echo "regenerate.sh --check: gfx11 decode tables and fuzz golden match llvm-mc-19 (and -22 for the true16 bits)" >&2

@@ -1,7 +1,13 @@
 """Sweep every opcode value of one GFX11 encoding through `llvm-mc --disassemble` for gfx1100
 and print `opcode<TAB>text` (text `-` where LLVM rejects every operand variant tried).
 
-usage: sweep.py <family> <llvm-mc>
+usage: sweep.py <family> <llvm-mc> [<true16 llvm-mc>]
+
+The second llvm-mc (llvm-mc-22) is asked only about bit 7 of the 32-bit encodings' 8-bit VGPR
+fields (see TRUE16_BITS): the first one's "fake16" model refuses what the hardware reads as
+the high half of a 16-bit register. Accepted opcodes print as
+`opcode<TAB>text<TAB>zero<TAB>traits<TAB>true16`, `true16` the bits of `zero` that the true16
+llvm-mc accepts (emit.py clears those of 16-bit operands).
 
 Each opcode is tried with a base operand pattern first, then with simpler variants (no
 literal, null/off operands, zero fields) until LLVM accepts one: the text only names the
@@ -10,6 +16,7 @@ mnemonic and the operand widths that emit.py reads, so any accepted variant serv
 import re, subprocess, sys
 
 FAM, MC = sys.argv[1], sys.argv[2]
+MC_TRUE16 = sys.argv[3] if len(sys.argv) > 3 else None
 
 
 MARK = (0x17f << 23) | 0x1234   # s_nop 0x1234 between candidates
@@ -19,12 +26,12 @@ def hexline(ws):
     return " ".join("0x%02x" % ((w >> (8 * i)) & 0xff) for w in ws for i in range(4))
 
 
-def dis_batch(candidates):
+def dis_batch(candidates, mc=MC):
     """Disassemble each candidate (a list of dwords) in one llvm-mc run: candidate i sits on
     line 2i+1, a marker s_nop on line 2i+2. A candidate is accepted when llvm-mc warns about
     none of its line and prints exactly one instruction before its marker."""
     inp = "\n".join(hexline(ws) + "\n" + hexline([MARK]) for ws in candidates) + "\n"
-    r = subprocess.run([MC, "-arch=amdgcn", "-mcpu=gfx1100", "--disassemble"],
+    r = subprocess.run([mc, "-arch=amdgcn", "-mcpu=gfx1100", "--disassemble"],
                        input=inp, capture_output=True, text=True)
     bad = set()
     for m in re.finditer(r"^<stdin>:(\d+):\d+: warning", r.stderr, re.M):
@@ -41,7 +48,7 @@ def dis_batch(candidates):
             cur.append(line)
     if len(texts) != len(candidates) and len(candidates) > 1:
         # A candidate swallowed its marker (it needed more dwords than it had): go one by one.
-        return [dis_batch([ws])[0] for ws in candidates]
+        return [dis_batch([ws], mc)[0] for ws in candidates]
     out = []
     for i in range(len(candidates)):
         t = texts[i] if i < len(texts) else []
@@ -203,11 +210,19 @@ PROBE = {
 }
 
 
+# Bit 7 of the 32-bit VALU encodings' 8-bit VGPR fields (vdst at 24:17, VOP2/VOPC vsrc1 at
+# 16:9). For a 16-bit operand the hardware reads it as the high half (`v4.h`), as LLVM 22
+# (true16) does and clang-22 emits for gfx1100; LLVM 19's fake16 model allows only v0-v127
+# there and refuses it. Where LLVM 19 refuses such a bit, the true16 llvm-mc is asked too.
+TRUE16_BITS = {"vop1": 1 << 24, "vop2": (1 << 24) | (1 << 16), "vopc": 1 << 16}
+
+
 def probe(accepted):
     """For each opcode's accepted encoding, the bits of PROBE[FAM] that are clear there and
     that LLVM refuses to see set: fields the instruction does not have, which LLVM's encoding
     fixes at zero (a DS store's vdst, an integer VOP3's abs bits, ...). The decoder rejects
-    what LLVM rejects by these masks."""
+    what LLVM rejects by these masks. Also, per opcode, the TRUE16_BITS of its mask that the
+    true16 llvm-mc accepts."""
     mask = PROBE.get(FAM, 0)
     jobs = []
     for op, ws in accepted.items():
@@ -223,7 +238,16 @@ def probe(accepted):
         for (op, b, _), t in zip(chunk, dis_batch([ws for _, _, ws in chunk])):
             if t is None:
                 zero[op] |= 1 << b
-    return zero
+    true16 = {op: 0 for op in accepted}
+    asks = [(op, b, ws) for op, b, ws in jobs if TRUE16_BITS.get(FAM, 0) >> b & 1
+            and zero[op] >> b & 1]
+    if asks:
+        if MC_TRUE16 is None:
+            sys.exit("sweep.py: %s needs the true16 llvm-mc (third argument)" % FAM)
+        for (op, b, _), t in zip(asks, dis_batch([ws for _, _, ws in asks], MC_TRUE16)):
+            if t is not None:
+                true16[op] |= 1 << b
+    return zero, true16
 
 
 result = {op: None for op, _ in cases}
@@ -239,7 +263,7 @@ while pending:
         elif len(variants) > 1:
             nxt.append((op, variants[1:]))
     pending = nxt
-zero = probe(chosen)
+zero, true16 = probe(chosen)
 
 # How LLVM prints (or refuses) a few operand forms of each opcode, found by trying each on
 # the accepted encoding; `traits[op]` lists the letters of the probes that hit:
@@ -310,6 +334,7 @@ if FAM == "mimg":
         shapes[op] += " %d:%d" % (width(m.group(1)), width(m.group(2))) if m else " -"
 for op, _ in cases:
     if result[op]:
-        print("%d\t%s\t%x\t%s" % (op, result[op], zero[op], traits[op] or shapes[op].strip()))
+        print("%d\t%s\t%x\t%s\t%x" % (op, result[op], zero[op], traits[op] or shapes[op].strip(),
+                                       true16[op]))
     else:
         print("%d\t-" % op)
