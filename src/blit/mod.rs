@@ -54,9 +54,12 @@ pub(crate) struct BlitKernels {
 
 impl BlitKernels {
     /// The blit kernels on `queue`'s GPU, loaded at the queue's first copy or fill and kept in
-    /// its cache.
+    /// its slot for them.
     pub(crate) fn of(queue: &Queue) -> Result<Arc<Self>> {
-        let mut slot = queue.cache().lock().unwrap_or_else(PoisonError::into_inner);
+        let mut slot = queue
+            .blit_kernels()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         if let Some(kernels) = slot
             .as_ref()
             .and_then(|any| Arc::clone(any).downcast::<Self>().ok())

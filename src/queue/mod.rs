@@ -96,15 +96,14 @@ pub struct Queue {
     dispatch_limits: DispatchLimits,
     /// Set by [`Queue::abort`]; shared with the state so waits on it end.
     aborted: Arc<AtomicBool>,
-    /// What a higher layer keeps per queue: the copy and fill kernels (`crate::blit`), loaded
-    /// at the first copy or fill and shared by clones. Type-erased: the queue does not name
-    /// the layers above it.
-    cache: Arc<QueueCache>,
+    /// The copy and fill kernels (`crate::blit`), loaded at the queue's first copy or fill and
+    /// shared by clones. Type-erased: the queue does not name the layers above it.
+    blit_kernels: Arc<BlitKernelsSlot>,
 }
 
-/// A value a layer above the queue keeps per queue (and its clones), for the queue's life:
-/// the blit kernels. `None` until first set.
-pub(crate) type QueueCache = Mutex<Option<Arc<dyn Any + Send + Sync>>>;
+/// Where the blit layer keeps a queue's copy and fill kernels (for the queue and its clones,
+/// for the queue's life), typed there. `None` until the first copy or fill.
+pub(crate) type BlitKernelsSlot = Mutex<Option<Arc<dyn Any + Send + Sync>>>;
 
 /// The kernel objects of a queue. Fields drop in order: the producer (nothing to do), the
 /// queue (destroyed, then its memory freed), the kernarg memory of prepared launches and
@@ -189,7 +188,7 @@ impl Device {
             packets: options.packets,
             dispatch_limits: gpu.dispatch_limits(),
             aborted,
-            cache: Arc::default(),
+            blit_kernels: Arc::default(),
         })
     }
 }
@@ -390,9 +389,9 @@ impl QueueState {
 }
 
 impl Queue {
-    /// What a higher layer keeps for this queue (see [`QueueCache`]).
-    pub(crate) fn cache(&self) -> &QueueCache {
-        &self.cache
+    /// The slot for this queue's blit kernels (see [`BlitKernelsSlot`]).
+    pub(crate) fn blit_kernels(&self) -> &BlitKernelsSlot {
+        &self.blit_kernels
     }
 
     /// What a dispatch on this queue's GPU may ask for ([`GpuAgent::dispatch_limits`]): what
