@@ -184,9 +184,12 @@ fn print_node(node: &Node, caches: &[Cache]) {
             let cus = props
                 .compute_units()
                 .map_or_else(|| "?".to_owned(), |n| n.to_string());
+            // The product name where the device id is one aqueduct knows (KFD has none).
+            let product = aqueduct::agent::marketing_name(props.device_id)
+                .map_or_else(String::new, |name| format!(" {name}"));
             println!(
-                "node {}: GPU gpu_id {gpu_id:#x} ({}), {target}, {cus} CUs in {} XCC(s), \
-                 wave{}, {} MHz, device {:#06x}, renderD{}",
+                "node {}: GPU gpu_id {gpu_id:#x}{product} ({}), {target}, {cus} CUs in {} \
+                 XCC(s), wave{}, {} MHz, device {:#06x}, renderD{}",
                 node.index,
                 node.name.as_deref().unwrap_or("unnamed"),
                 props.xcc_count(),

@@ -28,8 +28,11 @@ fn info_prints_the_simulated_topology() {
     assert!(stdout.contains("kfd interface: 1."), "{stdout}");
     assert!(stdout.contains("node 0: CPU"), "{stdout}");
     assert!(
-        stdout.contains("gfx90a:sramecc+, 104 CUs in 1 XCC(s), wave64"),
-        "{stdout}"
+        stdout.contains(
+            "GPU gpu_id 0x1880 AMD Instinct MI210 (aldebaran), gfx90a:sramecc+, 104 CUs in 1 \
+             XCC(s), wave64"
+        ),
+        "the product name by the device id: {stdout}"
     );
     assert!(
         stdout.contains("VRAM (host-visible), 65536 MiB"),
@@ -50,7 +53,8 @@ fn info_shows_the_7900_xtx_as_the_kernel_reports_it() {
     let (stdout, _) = info("rx7900xtx");
     assert!(
         stdout.contains(
-            "(ip discovery), gfx1100, 96 CUs in 1 XCC(s), wave32, 2482 MHz, device 0x744c"
+            "AMD Radeon RX 7900 XTX / 7900 XT / 7900 GRE (ip discovery), gfx1100, 96 CUs in 1 \
+             XCC(s), wave32, 2482 MHz, device 0x744c"
         ),
         "{stdout}"
     );
