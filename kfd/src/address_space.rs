@@ -7,10 +7,13 @@
 //! atomically, leaving no hole another thread's `mmap` could fall into) and returned to the
 //! allocator. Reservations are released when the address space is dropped, which the `Arc`
 //! held by every [`VaRange`] defers until the last range is gone.
+//!
+//! A range that could not be reserved again is *lost*: it may hold a hole that another
+//! thread's `mmap` has filled since (a heap arena, a thread stack, another driver's buffer), so
+//! it is never handed out and never unmapped again; unmapping a reservation skips it.
 
 use std::num::NonZeroUsize;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::{Error, Result};
@@ -39,8 +42,9 @@ pub struct AddressSpace {
     lowest: u64,
     highest: u64,
     allocator: Mutex<VaAllocator>,
-    /// Ranges that could not be reserved again after use and are never handed out again.
-    lost_ranges: AtomicUsize,
+    /// Ranges (`start`, `len`) that could not be reserved again after use: never handed out,
+    /// and never unmapped, since someone else may have mapped there meanwhile.
+    lost: Mutex<Vec<(u64, u64)>>,
 }
 
 impl AddressSpace {
@@ -53,7 +57,7 @@ impl AddressSpace {
             lowest,
             highest,
             allocator: Mutex::new(VaAllocator::new()),
-            lost_ranges: AtomicUsize::new(0),
+            lost: Mutex::new(Vec::new()),
         })
     }
 
@@ -103,12 +107,22 @@ impl AddressSpace {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .allocation_count()
-            - self.lost_ranges.load(Ordering::Relaxed)
+            - self.lost_ranges()
     }
 
     /// Ranges given up because they could not be reserved again.
     pub fn lost_ranges(&self) -> usize {
-        self.lost_ranges.load(Ordering::Relaxed)
+        self.lost
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    fn lose(&self, start: u64, len: u64) {
+        self.lost
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((start, len));
     }
 
     /// Bytes of address space reserved from the operating system.
@@ -168,12 +182,17 @@ impl AddressSpace {
         Ok(start)
     }
 
-    /// Remove whatever is mapped over `[start, start+len)` and reserve the range again at its
-    /// place. On failure (the unmap was refused, another thread took the address in between,
-    /// or the kernel ignores `MAP_FIXED_NOREPLACE`) the range must never be handed out again,
-    /// and the error says why. Unmap-then-reserve rather than one `MAP_FIXED` keeps every unmap
-    /// visible to the other side of the seam, and `NOREPLACE` never clobbers what someone else
-    /// may have mapped in the moment between.
+    /// Replace whatever is mapped over `[start, start+len)` by a reservation. On failure the
+    /// range must never be handed out again, and the error says why.
+    ///
+    /// One `MAP_FIXED` mapping replaces the old one atomically: at no moment is the range a
+    /// hole, so no other thread's `mmap` can be placed in it. (Unmapping first and reserving
+    /// with `MAP_FIXED_NOREPLACE` after left such a moment: a concurrent `mmap` landed in the
+    /// hole, the range was lost, and dropping the space unmapped the chunk around it with the
+    /// other thread's mapping in it, which then faulted.) The replacement is an unmap of the
+    /// old mapping to the kernel and to the simulator alike (the `Sys::mmap` contract). Only
+    /// if it fails is the range unmapped and reserved again with `MAP_FIXED_NOREPLACE`, which
+    /// never clobbers what someone else may have mapped in the moment between.
     ///
     /// # Safety
     ///
@@ -191,6 +210,29 @@ impl AddressSpace {
         ) else {
             return lost("not a mappable range".to_owned());
         };
+        let reservation = MapFlags::MAP_PRIVATE | MapFlags::MAP_ANONYMOUS | MapFlags::MAP_NORESERVE;
+        // SAFETY: the caller promises nothing uses the range, which was handed out to the
+        // caller alone: MAP_FIXED replaces only what the caller mapped there.
+        let replaced = unsafe {
+            self.sys.mmap(
+                Some(addr),
+                length,
+                ProtFlags::PROT_NONE,
+                reservation | MapFlags::MAP_FIXED,
+                None,
+                0,
+            )
+        };
+        match replaced {
+            Ok(ptr) if ptr.as_ptr() as u64 == start => return Ok(()),
+            Ok(elsewhere) => {
+                // MAP_FIXED never places a mapping elsewhere; undo one that a Sys did, and
+                // fall back as if the replacement had failed.
+                // SAFETY: the mapping was just made and nothing uses it.
+                let _ = unsafe { self.sys.munmap(elsewhere, length.get()) };
+            }
+            Err(_) => {}
+        }
         // SAFETY: the caller promises nothing uses the range.
         if let Err(errno) = unsafe { self.sys.munmap(nonnull, length.get()) } {
             // What is mapped there stays mapped: the process cannot give it back.
@@ -205,10 +247,7 @@ impl AddressSpace {
                 Some(addr),
                 length,
                 ProtFlags::PROT_NONE,
-                MapFlags::MAP_PRIVATE
-                    | MapFlags::MAP_ANONYMOUS
-                    | MapFlags::MAP_NORESERVE
-                    | MapFlags::MAP_FIXED_NOREPLACE,
+                reservation | MapFlags::MAP_FIXED_NOREPLACE,
                 None,
                 0,
             )
@@ -290,11 +329,39 @@ impl Drop for AddressSpace {
             .get_mut()
             .unwrap_or_else(PoisonError::into_inner);
         let chunks: Vec<(u64, u64)> = allocator.donations().collect();
+        let lost = std::mem::take(self.lost.get_mut().unwrap_or_else(PoisonError::into_inner));
         for (start, end) in chunks {
-            // Nobody to tell in a drop: `unmap_reservations` reports, for owners that can.
-            let _ = self.unmap_chunk(start, end - start);
+            // Lost ranges are no longer this space's to unmap: another thread may have mapped
+            // there since. Nobody to tell in a drop: `unmap_reservations` reports, for owners
+            // that can.
+            for (piece_start, piece_end) in owned_pieces(start, end, &lost) {
+                let _ = self.unmap_chunk(piece_start, piece_end - piece_start);
+            }
         }
     }
+}
+
+/// The parts (`(start, end)`) of `[start, end)` outside every lost range (given as
+/// `(start, len)`), in address order.
+fn owned_pieces(start: u64, end: u64, lost: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut holes: Vec<(u64, u64)> = lost
+        .iter()
+        .map(|&(s, len)| (s.max(start), s.saturating_add(len).min(end)))
+        .filter(|&(s, e)| s < e)
+        .collect();
+    holes.sort_unstable();
+    let mut pieces = Vec::new();
+    let mut at = start;
+    for (s, e) in holes {
+        if s > at {
+            pieces.push((at, s));
+        }
+        at = at.max(e);
+    }
+    if at < end {
+        pieces.push((at, end));
+    }
+    pieces
 }
 
 /// A reserved GPU virtual address range, `size` bytes at `start` (a guard page follows it).
@@ -417,7 +484,7 @@ impl VaRange {
         match &result {
             Ok(()) => self.space.release(self),
             Err(_) => {
-                self.space.lost_ranges.fetch_add(1, Ordering::Relaxed);
+                self.space.lose(self.start, self.reserved);
             }
         }
         result
@@ -433,8 +500,11 @@ impl Drop for VaRange {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::Ordering::SeqCst;
+
     use super::*;
-    use crate::Linux;
+    use crate::{Errno, Linux};
 
     #[test]
     fn alignment_policy() {
@@ -483,6 +553,171 @@ mod tests {
         assert!(space.reserved_bytes() > CHUNK_SIZE);
         drop(big);
         assert_eq!(space.reserved_bytes(), 0);
+    }
+
+    /// Linux, and another thread that maps a page of its own into whatever range an unmap
+    /// opens (armed once), as a concurrent `mmap` of the kernel's choosing may; and, if told,
+    /// a `MAP_FIXED` replacement that fails (a full map count).
+    #[derive(Debug, Default)]
+    struct OtherThread {
+        armed: AtomicBool,
+        fail_replacements: AtomicBool,
+        /// The page the other thread mapped: never ours to unmap.
+        its_page: Mutex<Option<usize>>,
+    }
+
+    impl Sys for OtherThread {
+        fn backend(&self) -> crate::sys::Backend {
+            Linux.backend()
+        }
+        fn open(&self, path: &std::path::Path, flags: crate::sys::OFlag) -> Result<i32, Errno> {
+            Linux.open(path, flags)
+        }
+        fn close(&self, fd: i32) -> Result<(), Errno> {
+            Linux.close(fd)
+        }
+        unsafe fn ioctl(
+            &self,
+            fd: i32,
+            request: crate::Opcode,
+            arg: *mut std::ffi::c_void,
+        ) -> Result<i32, Errno> {
+            // SAFETY: forwarded (the Sys::ioctl contract).
+            unsafe { Linux.ioctl(fd, request, arg) }
+        }
+        unsafe fn mmap(
+            &self,
+            addr: Option<NonZeroUsize>,
+            len: NonZeroUsize,
+            prot: ProtFlags,
+            flags: MapFlags,
+            fd: Option<i32>,
+            offset: u64,
+        ) -> Result<NonNull<std::ffi::c_void>, Errno> {
+            if flags.contains(MapFlags::MAP_FIXED) && self.fail_replacements.load(SeqCst) {
+                return Err(Errno::ENOMEM);
+            }
+            // SAFETY: forwarded (the Sys::mmap contract).
+            unsafe { Linux.mmap(addr, len, prot, flags, fd, offset) }
+        }
+        unsafe fn munmap(&self, addr: NonNull<std::ffi::c_void>, len: usize) -> Result<(), Errno> {
+            // SAFETY: forwarded (the Sys::munmap contract).
+            unsafe { Linux.munmap(addr, len) }?;
+            if self.armed.swap(false, SeqCst) {
+                // SAFETY: MAP_FIXED_NOREPLACE replaces nothing: it lands only in the hole.
+                let page = unsafe {
+                    Linux.mmap(
+                        NonZeroUsize::new(addr.as_ptr() as usize),
+                        NonZeroUsize::new(4096).unwrap(),
+                        ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                        MapFlags::MAP_PRIVATE
+                            | MapFlags::MAP_ANONYMOUS
+                            | MapFlags::MAP_FIXED_NOREPLACE,
+                        None,
+                        0,
+                    )
+                }
+                .unwrap();
+                *self.its_page.lock().unwrap() = Some(page.as_ptr() as usize);
+            }
+            Ok(())
+        }
+        unsafe fn madvise(
+            &self,
+            addr: NonNull<std::ffi::c_void>,
+            len: usize,
+            advice: MmapAdvise,
+        ) -> Result<(), Errno> {
+            // SAFETY: forwarded (the Sys::madvise contract).
+            unsafe { Linux.madvise(addr, len, advice) }
+        }
+        fn read_file(&self, path: &std::path::Path) -> Result<Vec<u8>, Errno> {
+            Linux.read_file(path)
+        }
+        fn read_dir(&self, path: &std::path::Path) -> Result<Vec<std::ffi::OsString>, Errno> {
+            Linux.read_dir(path)
+        }
+        fn process_id(&self) -> i32 {
+            Linux.process_id()
+        }
+        fn page_size(&self) -> usize {
+            Linux.page_size()
+        }
+    }
+
+    /// Whether the page at `address` is mapped (mincore fails with ENOMEM where it is not).
+    fn mapped(address: usize) -> bool {
+        let mut residency = 0u8;
+        // SAFETY: mincore only reads the page tables and writes one byte.
+        unsafe { libc::mincore(address as *mut libc::c_void, 4096, &mut residency) == 0 }
+    }
+
+    /// A range with a buffer's CPU mapping over it, in a fresh space over `sys`.
+    fn used_range(sys: &Arc<OtherThread>) -> (Arc<AddressSpace>, VaRange) {
+        let space = AddressSpace::new(sys.clone(), 0x100_0000, (1 << 47) - 1);
+        let range = space.reserve(0x10000, 0x10000).unwrap();
+        // SAFETY: the range is fresh and unused.
+        unsafe {
+            range.map_over(
+                0x10000,
+                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                MapFlags::MAP_PRIVATE | MapFlags::MAP_ANONYMOUS,
+                None,
+                0,
+                "a buffer",
+            )
+        }
+        .unwrap();
+        (space, range)
+    }
+
+    #[test]
+    fn giving_a_range_back_opens_no_hole_for_another_thread() {
+        let sys = Arc::new(OtherThread::default());
+        let (space, range) = used_range(&sys);
+        let start = range.start();
+        sys.armed.store(true, SeqCst);
+        range.give_back().unwrap();
+        assert_eq!(
+            *sys.its_page.lock().unwrap(),
+            None,
+            "no unmap opened a hole"
+        );
+        assert_eq!((space.lost_ranges(), space.live_ranges()), (0, 0));
+        assert_eq!(space.reserve(0x10000, 0x10000).unwrap().start(), start);
+    }
+
+    /// The crash this guards against: a range lost because another thread mapped into it
+    /// was unmapped with its chunk when the space went, and the other thread faulted.
+    #[test]
+    fn a_lost_range_is_never_unmapped() {
+        let sys = Arc::new(OtherThread::default());
+        let (space, range) = used_range(&sys);
+        let (start, reserved) = (range.start(), range.reserved);
+        sys.fail_replacements.store(true, SeqCst);
+        sys.armed.store(true, SeqCst);
+        let error = range.give_back().unwrap_err();
+        assert!(error.to_string().contains("is lost"), "{error}");
+        let its_page = sys.its_page.lock().unwrap().take().unwrap();
+        assert_eq!(its_page as u64, start);
+        assert_eq!((space.lost_ranges(), space.live_ranges()), (1, 0));
+        drop(space);
+        assert!(mapped(its_page), "the other thread's page is still mapped");
+        assert!(
+            !mapped((start + reserved) as usize),
+            "the rest of the reservation is given back"
+        );
+        // SAFETY: the other thread's page, mapped above and unused.
+        unsafe { Linux.munmap(NonNull::new(its_page as *mut _).unwrap(), 4096) }.unwrap();
+    }
+
+    #[test]
+    fn owned_pieces_skip_lost_ranges() {
+        assert_eq!(owned_pieces(0, 100, &[]), [(0, 100)]);
+        assert_eq!(
+            owned_pieces(0, 100, &[(40, 10), (0, 5), (95, 20), (200, 1)]),
+            [(5, 40), (50, 95)]
+        );
     }
 
     #[test]
