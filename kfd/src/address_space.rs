@@ -42,9 +42,27 @@ pub struct AddressSpace {
     lowest: u64,
     highest: u64,
     allocator: Mutex<VaAllocator>,
-    /// Ranges (`start`, `len`) that could not be reserved again after use: never handed out,
-    /// and never unmapped, since someone else may have mapped there meanwhile.
-    lost: Mutex<Vec<(u64, u64)>>,
+    /// Ranges that could not be reserved again after use: never handed out again.
+    lost: Mutex<Vec<LostRange>>,
+}
+
+/// A range given up.
+#[derive(Clone, Copy, Debug)]
+struct LostRange {
+    start: u64,
+    len: u64,
+    /// Whether only this space can have mapped in it (what is mapped there stayed, or it
+    /// was reserved again): then it is unmapped with its chunk. Otherwise another thread may
+    /// have mapped there since, and it is never unmapped.
+    still_ours: bool,
+}
+
+/// Why a range was given up.
+#[derive(Debug)]
+struct Lost {
+    error: Error,
+    /// See [`LostRange::still_ours`].
+    still_ours: bool,
 }
 
 impl AddressSpace {
@@ -118,11 +136,13 @@ impl AddressSpace {
             .len()
     }
 
-    fn lose(&self, start: u64, len: u64) {
-        self.lost
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((start, len));
+    fn lose(&self, start: u64, len: u64, lost: &Lost) {
+        let mut ranges = self.lost.lock().unwrap_or_else(PoisonError::into_inner);
+        ranges.push(LostRange {
+            start,
+            len,
+            still_ours: lost.still_ours,
+        });
     }
 
     /// Bytes of address space reserved from the operating system.
@@ -190,25 +210,25 @@ impl AddressSpace {
     /// with `MAP_FIXED_NOREPLACE` after left such a moment: a concurrent `mmap` landed in the
     /// hole, the range was lost, and dropping the space unmapped the chunk around it with the
     /// other thread's mapping in it, which then faulted.) The replacement is an unmap of the
-    /// old mapping to the kernel and to the simulator alike (the `Sys::mmap` contract). Only
-    /// if it fails is the range unmapped and reserved again with `MAP_FIXED_NOREPLACE`, which
-    /// never clobbers what someone else may have mapped in the moment between.
+    /// old mapping to the kernel and to the simulator alike (the `Sys::mmap` contract).
+    ///
+    /// If the replacement fails, the range is still given up (the error reports the failed
+    /// call), but what is mapped there is released first: it is unmapped, and reserved again
+    /// with `MAP_FIXED_NOREPLACE`, which never clobbers what someone else may have mapped in
+    /// the moment between.
     ///
     /// # Safety
     ///
     /// Nothing may use the range any more.
-    unsafe fn re_reserve(&self, start: u64, len: u64) -> Result<()> {
-        let lost = |why: String| {
-            Err(Error::Kernel(format!(
-                "the address range {start:#x}+{len:#x} is lost: {why}"
-            )))
-        };
+    unsafe fn re_reserve(&self, start: u64, len: u64) -> std::result::Result<(), Lost> {
+        let lost = |still_ours: bool, error: Error| Lost { error, still_ours };
         let (Some(addr), Some(nonnull), Some(length)) = (
             NonZeroUsize::new(start as usize),
             NonNull::new(start as *mut std::ffi::c_void),
             NonZeroUsize::new(len as usize),
         ) else {
-            return lost("not a mappable range".to_owned());
+            let why = format!("the address range {start:#x}+{len:#x} is not mappable");
+            return Err(lost(true, Error::Kernel(why)));
         };
         let reservation = MapFlags::MAP_PRIVATE | MapFlags::MAP_ANONYMOUS | MapFlags::MAP_NORESERVE;
         // SAFETY: the caller promises nothing uses the range, which was handed out to the
@@ -223,23 +243,28 @@ impl AddressSpace {
                 0,
             )
         };
-        match replaced {
+        let errno = match replaced {
             Ok(ptr) if ptr.as_ptr() as u64 == start => return Ok(()),
             Ok(elsewhere) => {
-                // MAP_FIXED never places a mapping elsewhere; undo one that a Sys did, and
-                // fall back as if the replacement had failed.
+                // MAP_FIXED never places a mapping elsewhere; undo one that a Sys did.
                 // SAFETY: the mapping was just made and nothing uses it.
                 let _ = unsafe { self.sys.munmap(elsewhere, length.get()) };
+                crate::Errno::EINVAL
             }
-            Err(_) => {}
-        }
+            Err(errno) => errno,
+        };
+        let failed = Error::syscall(
+            format!("reserving the address range {start:#x}+{len:#x} again (it is given up)"),
+            errno,
+        );
         // SAFETY: the caller promises nothing uses the range.
         if let Err(errno) = unsafe { self.sys.munmap(nonnull, length.get()) } {
-            // What is mapped there stays mapped: the process cannot give it back.
-            return Err(Error::syscall(
+            // What is mapped there stays mapped, and stays ours to unmap with the chunk.
+            let refused = Error::syscall(
                 format!("munmap of {start:#x}+{len:#x} (it stays mapped, its range unused)"),
                 errno,
-            ));
+            );
+            return Err(lost(true, refused));
         }
         // SAFETY: MAP_FIXED_NOREPLACE replaces nothing; it fails if the range is taken.
         let result = unsafe {
@@ -253,14 +278,16 @@ impl AddressSpace {
             )
         };
         match result {
-            Ok(ptr) if ptr.as_ptr() as u64 == start => Ok(()),
+            // Reserved again: nobody else is in it, so it is unmapped with its chunk.
+            Ok(ptr) if ptr.as_ptr() as u64 == start => Err(lost(true, failed)),
             Ok(elsewhere) => {
                 // A kernel without MAP_FIXED_NOREPLACE took it as a hint.
                 // SAFETY: the mapping was just made and nothing uses it.
                 let _ = unsafe { self.sys.munmap(elsewhere, length.get()) };
-                lost("the kernel placed its reservation elsewhere".to_owned())
+                Err(lost(false, failed))
             }
-            Err(errno) => lost(format!("reserving it again failed: {errno}")),
+            // Someone else may have mapped there meanwhile.
+            Err(_) => Err(lost(false, failed)),
         }
     }
 
@@ -329,12 +356,19 @@ impl Drop for AddressSpace {
             .get_mut()
             .unwrap_or_else(PoisonError::into_inner);
         let chunks: Vec<(u64, u64)> = allocator.donations().collect();
-        let lost = std::mem::take(self.lost.get_mut().unwrap_or_else(PoisonError::into_inner));
+        // Lost ranges that another thread may have mapped in since are no longer this space's
+        // to unmap.
+        let foreign: Vec<(u64, u64)> = self
+            .lost
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|l| !l.still_ours)
+            .map(|l| (l.start, l.len))
+            .collect();
         for (start, end) in chunks {
-            // Lost ranges are no longer this space's to unmap: another thread may have mapped
-            // there since. Nobody to tell in a drop: `unmap_reservations` reports, for owners
-            // that can.
-            for (piece_start, piece_end) in owned_pieces(start, end, &lost) {
+            // Nobody to tell in a drop: `unmap_reservations` reports, for owners that can.
+            for (piece_start, piece_end) in owned_pieces(start, end, &foreign) {
                 let _ = self.unmap_chunk(piece_start, piece_end - piece_start);
             }
         }
@@ -480,14 +514,16 @@ impl VaRange {
         }
         // SAFETY: the range was handed out to this VaRange alone, and its owner (a buffer
         // object) has stopped using it before giving it back.
-        let result = unsafe { self.space.re_reserve(self.start, self.reserved) };
-        match &result {
-            Ok(()) => self.space.release(self),
-            Err(_) => {
-                self.space.lose(self.start, self.reserved);
+        match unsafe { self.space.re_reserve(self.start, self.reserved) } {
+            Ok(()) => {
+                self.space.release(self);
+                Ok(())
+            }
+            Err(lost) => {
+                self.space.lose(self.start, self.reserved, &lost);
+                Err(lost.error)
             }
         }
-        result
     }
 }
 
@@ -564,6 +600,20 @@ mod tests {
         fail_replacements: AtomicBool,
         /// The page the other thread mapped: never ours to unmap.
         its_page: Mutex<Option<usize>>,
+        /// Every range unmapped through this Sys (what the space gave up, whoever maps
+        /// there later: other tests run beside these).
+        unmapped: Mutex<Vec<(usize, usize)>>,
+    }
+
+    impl OtherThread {
+        /// Whether the space unmapped the page at `address` through this Sys.
+        fn unmapped(&self, address: usize) -> bool {
+            self.unmapped
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|&(start, len)| (start..start + len).contains(&address))
+        }
     }
 
     impl Sys for OtherThread {
@@ -603,6 +653,10 @@ mod tests {
         unsafe fn munmap(&self, addr: NonNull<std::ffi::c_void>, len: usize) -> Result<(), Errno> {
             // SAFETY: forwarded (the Sys::munmap contract).
             unsafe { Linux.munmap(addr, len) }?;
+            self.unmapped
+                .lock()
+                .unwrap()
+                .push((addr.as_ptr() as usize, len));
             if self.armed.swap(false, SeqCst) {
                 // SAFETY: MAP_FIXED_NOREPLACE replaces nothing: it lands only in the hole.
                 let page = unsafe {
@@ -616,9 +670,9 @@ mod tests {
                         None,
                         0,
                     )
-                }
-                .unwrap();
-                *self.its_page.lock().unwrap() = Some(page.as_ptr() as usize);
+                };
+                // Taken already by someone else (other tests run beside these): no page.
+                *self.its_page.lock().unwrap() = page.ok().map(|p| p.as_ptr() as usize);
             }
             Ok(())
         }
@@ -678,11 +732,7 @@ mod tests {
         let start = range.start();
         sys.armed.store(true, SeqCst);
         range.give_back().unwrap();
-        assert_eq!(
-            *sys.its_page.lock().unwrap(),
-            None,
-            "no unmap opened a hole"
-        );
+        assert!(sys.armed.swap(false, SeqCst), "no unmap opened a hole");
         assert_eq!((space.lost_ranges(), space.live_ranges()), (0, 0));
         assert_eq!(space.reserve(0x10000, 0x10000).unwrap().start(), start);
     }
@@ -696,19 +746,43 @@ mod tests {
         let (start, reserved) = (range.start(), range.reserved);
         sys.fail_replacements.store(true, SeqCst);
         sys.armed.store(true, SeqCst);
-        let error = range.give_back().unwrap_err();
-        assert!(error.to_string().contains("is lost"), "{error}");
+        range.give_back().unwrap_err();
         let its_page = sys.its_page.lock().unwrap().take().unwrap();
         assert_eq!(its_page as u64, start);
         assert_eq!((space.lost_ranges(), space.live_ranges()), (1, 0));
+        sys.unmapped.lock().unwrap().clear();
         drop(space);
         assert!(mapped(its_page), "the other thread's page is still mapped");
         assert!(
-            !mapped((start + reserved) as usize),
+            !sys.unmapped(its_page),
+            "the other thread's page was not unmapped"
+        );
+        assert!(
+            sys.unmapped((start + reserved) as usize),
             "the rest of the reservation is given back"
         );
         // SAFETY: the other thread's page, mapped above and unused.
         unsafe { Linux.munmap(NonNull::new(its_page as *mut _).unwrap(), 4096) }.unwrap();
+    }
+
+    /// A failed replacement gives the range up, but what was mapped there is released, and the
+    /// range, reserved again, still goes with its chunk.
+    #[test]
+    fn a_range_whose_replacement_failed_is_given_up_and_released() {
+        let sys = Arc::new(OtherThread::default());
+        let (space, range) = used_range(&sys);
+        let start = range.start();
+        sys.fail_replacements.store(true, SeqCst);
+        let error = range.give_back().unwrap_err();
+        assert!(error.to_string().contains("given up"), "{error}");
+        assert_eq!(error.errno(), Some(Errno::ENOMEM));
+        sys.fail_replacements.store(false, SeqCst);
+        assert_eq!((space.lost_ranges(), space.live_ranges()), (1, 0));
+        assert_ne!(space.reserve(0x10000, 0x10000).unwrap().start(), start);
+        assert!(mapped(start as usize), "reserved again");
+        sys.unmapped.lock().unwrap().clear();
+        drop(space);
+        assert!(sys.unmapped(start as usize), "unmapped with its chunk");
     }
 
     #[test]
