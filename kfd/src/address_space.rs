@@ -703,7 +703,7 @@ mod tests {
     fn mapped(address: usize) -> bool {
         let mut residency = 0u8;
         // SAFETY: mincore only reads the page tables and writes one byte.
-        unsafe { libc::mincore(address as *mut libc::c_void, 4096, &mut residency) == 0 }
+        unsafe { libc::mincore(address as *mut libc::c_void, 4096, &raw mut residency) == 0 }
     }
 
     /// A range with a buffer's CPU mapping over it, in a fresh space over `sys`.
