@@ -7,10 +7,13 @@
 //! atomically, leaving no hole another thread's `mmap` could fall into) and returned to the
 //! allocator. Reservations are released when the address space is dropped, which the `Arc`
 //! held by every [`VaRange`] defers until the last range is gone.
+//!
+//! A range that could not be reserved again is *lost*: it may hold a hole that another
+//! thread's `mmap` has filled since (a heap arena, a thread stack, another driver's buffer), so
+//! it is never handed out and never unmapped again; unmapping a reservation skips it.
 
 use std::num::NonZeroUsize;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::{Error, Result};
@@ -39,8 +42,27 @@ pub struct AddressSpace {
     lowest: u64,
     highest: u64,
     allocator: Mutex<VaAllocator>,
-    /// Ranges that could not be reserved again after use and are never handed out again.
-    lost_ranges: AtomicUsize,
+    /// Ranges that could not be reserved again after use: never handed out again.
+    lost: Mutex<Vec<LostRange>>,
+}
+
+/// A range given up.
+#[derive(Clone, Copy, Debug)]
+struct LostRange {
+    start: u64,
+    len: u64,
+    /// Whether only this space can have mapped in it (what is mapped there stayed, or it
+    /// was reserved again): then it is unmapped with its chunk. Otherwise another thread may
+    /// have mapped there since, and it is never unmapped.
+    still_ours: bool,
+}
+
+/// Why a range was given up.
+#[derive(Debug)]
+struct Lost {
+    error: Error,
+    /// See [`LostRange::still_ours`].
+    still_ours: bool,
 }
 
 impl AddressSpace {
@@ -53,7 +75,7 @@ impl AddressSpace {
             lowest,
             highest,
             allocator: Mutex::new(VaAllocator::new()),
-            lost_ranges: AtomicUsize::new(0),
+            lost: Mutex::new(Vec::new()),
         })
     }
 
@@ -103,12 +125,24 @@ impl AddressSpace {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .allocation_count()
-            - self.lost_ranges.load(Ordering::Relaxed)
+            - self.lost_ranges()
     }
 
     /// Ranges given up because they could not be reserved again.
     pub fn lost_ranges(&self) -> usize {
-        self.lost_ranges.load(Ordering::Relaxed)
+        self.lost
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    fn lose(&self, start: u64, len: u64, lost: &Lost) {
+        let mut ranges = self.lost.lock().unwrap_or_else(PoisonError::into_inner);
+        ranges.push(LostRange {
+            start,
+            len,
+            still_ours: lost.still_ours,
+        });
     }
 
     /// Bytes of address space reserved from the operating system.
@@ -168,36 +202,69 @@ impl AddressSpace {
         Ok(start)
     }
 
-    /// Remove whatever is mapped over `[start, start+len)` and reserve the range again at its
-    /// place. On failure (the unmap was refused, another thread took the address in between,
-    /// or the kernel ignores `MAP_FIXED_NOREPLACE`) the range must never be handed out again,
-    /// and the error says why. Unmap-then-reserve rather than one `MAP_FIXED` keeps every unmap
-    /// visible to the other side of the seam, and `NOREPLACE` never clobbers what someone else
-    /// may have mapped in the moment between.
+    /// Replace whatever is mapped over `[start, start+len)` by a reservation. On failure the
+    /// range must never be handed out again, and the error says why.
+    ///
+    /// One `MAP_FIXED` mapping replaces the old one atomically: at no moment is the range a
+    /// hole, so no other thread's `mmap` can be placed in it. (Unmapping first and reserving
+    /// with `MAP_FIXED_NOREPLACE` after left such a moment: a concurrent `mmap` landed in the
+    /// hole, the range was lost, and dropping the space unmapped the chunk around it with the
+    /// other thread's mapping in it, which then faulted.) The replacement is an unmap of the
+    /// old mapping to the kernel and to the simulator alike (the `Sys::mmap` contract).
+    ///
+    /// If the replacement fails, the range is still given up (the error reports the failed
+    /// call), but what is mapped there is released first: it is unmapped, and reserved again
+    /// with `MAP_FIXED_NOREPLACE`, which never clobbers what someone else may have mapped in
+    /// the moment between.
     ///
     /// # Safety
     ///
     /// Nothing may use the range any more.
-    unsafe fn re_reserve(&self, start: u64, len: u64) -> Result<()> {
-        let lost = |why: String| {
-            Err(Error::Kernel(format!(
-                "the address range {start:#x}+{len:#x} is lost: {why}"
-            )))
-        };
+    unsafe fn re_reserve(&self, start: u64, len: u64) -> std::result::Result<(), Lost> {
+        let lost = |still_ours: bool, error: Error| Lost { error, still_ours };
         let (Some(addr), Some(nonnull), Some(length)) = (
             NonZeroUsize::new(start as usize),
             NonNull::new(start as *mut std::ffi::c_void),
             NonZeroUsize::new(len as usize),
         ) else {
-            return lost("not a mappable range".to_owned());
+            let why = format!("the address range {start:#x}+{len:#x} is not mappable");
+            return Err(lost(true, Error::Kernel(why)));
         };
+        let reservation = MapFlags::MAP_PRIVATE | MapFlags::MAP_ANONYMOUS | MapFlags::MAP_NORESERVE;
+        // SAFETY: the caller promises nothing uses the range, which was handed out to the
+        // caller alone: MAP_FIXED replaces only what the caller mapped there.
+        let replaced = unsafe {
+            self.sys.mmap(
+                Some(addr),
+                length,
+                ProtFlags::PROT_NONE,
+                reservation | MapFlags::MAP_FIXED,
+                None,
+                0,
+            )
+        };
+        let errno = match replaced {
+            Ok(ptr) if ptr.as_ptr() as u64 == start => return Ok(()),
+            Ok(elsewhere) => {
+                // MAP_FIXED never places a mapping elsewhere; undo one that a Sys did.
+                // SAFETY: the mapping was just made and nothing uses it.
+                let _ = unsafe { self.sys.munmap(elsewhere, length.get()) };
+                crate::Errno::EINVAL
+            }
+            Err(errno) => errno,
+        };
+        let failed = Error::syscall(
+            format!("reserving the address range {start:#x}+{len:#x} again (it is given up)"),
+            errno,
+        );
         // SAFETY: the caller promises nothing uses the range.
         if let Err(errno) = unsafe { self.sys.munmap(nonnull, length.get()) } {
-            // What is mapped there stays mapped: the process cannot give it back.
-            return Err(Error::syscall(
+            // What is mapped there stays mapped, and stays ours to unmap with the chunk.
+            let refused = Error::syscall(
                 format!("munmap of {start:#x}+{len:#x} (it stays mapped, its range unused)"),
                 errno,
-            ));
+            );
+            return Err(lost(true, refused));
         }
         // SAFETY: MAP_FIXED_NOREPLACE replaces nothing; it fails if the range is taken.
         let result = unsafe {
@@ -205,23 +272,22 @@ impl AddressSpace {
                 Some(addr),
                 length,
                 ProtFlags::PROT_NONE,
-                MapFlags::MAP_PRIVATE
-                    | MapFlags::MAP_ANONYMOUS
-                    | MapFlags::MAP_NORESERVE
-                    | MapFlags::MAP_FIXED_NOREPLACE,
+                reservation | MapFlags::MAP_FIXED_NOREPLACE,
                 None,
                 0,
             )
         };
         match result {
-            Ok(ptr) if ptr.as_ptr() as u64 == start => Ok(()),
+            // Reserved again: nobody else is in it, so it is unmapped with its chunk.
+            Ok(ptr) if ptr.as_ptr() as u64 == start => Err(lost(true, failed)),
             Ok(elsewhere) => {
                 // A kernel without MAP_FIXED_NOREPLACE took it as a hint.
                 // SAFETY: the mapping was just made and nothing uses it.
                 let _ = unsafe { self.sys.munmap(elsewhere, length.get()) };
-                lost("the kernel placed its reservation elsewhere".to_owned())
+                Err(lost(false, failed))
             }
-            Err(errno) => lost(format!("reserving it again failed: {errno}")),
+            // Someone else may have mapped there meanwhile.
+            Err(_) => Err(lost(false, failed)),
         }
     }
 
@@ -290,11 +356,46 @@ impl Drop for AddressSpace {
             .get_mut()
             .unwrap_or_else(PoisonError::into_inner);
         let chunks: Vec<(u64, u64)> = allocator.donations().collect();
+        // Lost ranges that another thread may have mapped in since are no longer this space's
+        // to unmap.
+        let foreign: Vec<(u64, u64)> = self
+            .lost
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|l| !l.still_ours)
+            .map(|l| (l.start, l.len))
+            .collect();
         for (start, end) in chunks {
             // Nobody to tell in a drop: `unmap_reservations` reports, for owners that can.
-            let _ = self.unmap_chunk(start, end - start);
+            for (piece_start, piece_end) in owned_pieces(start, end, &foreign) {
+                let _ = self.unmap_chunk(piece_start, piece_end - piece_start);
+            }
         }
     }
+}
+
+/// The parts (`(start, end)`) of `[start, end)` outside every lost range (given as
+/// `(start, len)`), in address order.
+fn owned_pieces(start: u64, end: u64, lost: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut holes: Vec<(u64, u64)> = lost
+        .iter()
+        .map(|&(s, len)| (s.max(start), s.saturating_add(len).min(end)))
+        .filter(|&(s, e)| s < e)
+        .collect();
+    holes.sort_unstable();
+    let mut pieces = Vec::new();
+    let mut at = start;
+    for (s, e) in holes {
+        if s > at {
+            pieces.push((at, s));
+        }
+        at = at.max(e);
+    }
+    if at < end {
+        pieces.push((at, end));
+    }
+    pieces
 }
 
 /// A reserved GPU virtual address range, `size` bytes at `start` (a guard page follows it).
@@ -413,14 +514,16 @@ impl VaRange {
         }
         // SAFETY: the range was handed out to this VaRange alone, and its owner (a buffer
         // object) has stopped using it before giving it back.
-        let result = unsafe { self.space.re_reserve(self.start, self.reserved) };
-        match &result {
-            Ok(()) => self.space.release(self),
-            Err(_) => {
-                self.space.lost_ranges.fetch_add(1, Ordering::Relaxed);
+        match unsafe { self.space.re_reserve(self.start, self.reserved) } {
+            Ok(()) => {
+                self.space.release(self);
+                Ok(())
+            }
+            Err(lost) => {
+                self.space.lose(self.start, self.reserved, &lost);
+                Err(lost.error)
             }
         }
-        result
     }
 }
 
@@ -433,8 +536,11 @@ impl Drop for VaRange {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::Ordering::SeqCst;
+
     use super::*;
-    use crate::Linux;
+    use crate::{Errno, Linux};
 
     #[test]
     fn alignment_policy() {
@@ -483,6 +589,209 @@ mod tests {
         assert!(space.reserved_bytes() > CHUNK_SIZE);
         drop(big);
         assert_eq!(space.reserved_bytes(), 0);
+    }
+
+    /// Linux, and another thread that maps a page of its own into whatever range an unmap
+    /// opens (armed once), as a concurrent `mmap` of the kernel's choosing may; and, if told,
+    /// a `MAP_FIXED` replacement that fails (a full map count).
+    #[derive(Debug, Default)]
+    struct OtherThread {
+        armed: AtomicBool,
+        fail_replacements: AtomicBool,
+        /// The page the other thread mapped: never ours to unmap.
+        its_page: Mutex<Option<usize>>,
+        /// Every range unmapped through this Sys (what the space gave up, whoever maps
+        /// there later: other tests run beside these).
+        unmapped: Mutex<Vec<(usize, usize)>>,
+    }
+
+    impl OtherThread {
+        /// Whether the space unmapped the page at `address` through this Sys.
+        fn unmapped(&self, address: usize) -> bool {
+            self.unmapped
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|&(start, len)| (start..start + len).contains(&address))
+        }
+    }
+
+    impl Sys for OtherThread {
+        fn backend(&self) -> crate::sys::Backend {
+            Linux.backend()
+        }
+        fn open(&self, path: &std::path::Path, flags: crate::sys::OFlag) -> Result<i32, Errno> {
+            Linux.open(path, flags)
+        }
+        fn close(&self, fd: i32) -> Result<(), Errno> {
+            Linux.close(fd)
+        }
+        unsafe fn ioctl(
+            &self,
+            fd: i32,
+            request: crate::Opcode,
+            arg: *mut std::ffi::c_void,
+        ) -> Result<i32, Errno> {
+            // SAFETY: forwarded (the Sys::ioctl contract).
+            unsafe { Linux.ioctl(fd, request, arg) }
+        }
+        unsafe fn mmap(
+            &self,
+            addr: Option<NonZeroUsize>,
+            len: NonZeroUsize,
+            prot: ProtFlags,
+            flags: MapFlags,
+            fd: Option<i32>,
+            offset: u64,
+        ) -> Result<NonNull<std::ffi::c_void>, Errno> {
+            if flags.contains(MapFlags::MAP_FIXED) && self.fail_replacements.load(SeqCst) {
+                return Err(Errno::ENOMEM);
+            }
+            // SAFETY: forwarded (the Sys::mmap contract).
+            unsafe { Linux.mmap(addr, len, prot, flags, fd, offset) }
+        }
+        unsafe fn munmap(&self, addr: NonNull<std::ffi::c_void>, len: usize) -> Result<(), Errno> {
+            // SAFETY: forwarded (the Sys::munmap contract).
+            unsafe { Linux.munmap(addr, len) }?;
+            self.unmapped
+                .lock()
+                .unwrap()
+                .push((addr.as_ptr() as usize, len));
+            if self.armed.swap(false, SeqCst) {
+                // SAFETY: MAP_FIXED_NOREPLACE replaces nothing: it lands only in the hole.
+                let page = unsafe {
+                    Linux.mmap(
+                        NonZeroUsize::new(addr.as_ptr() as usize),
+                        NonZeroUsize::new(4096).unwrap(),
+                        ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                        MapFlags::MAP_PRIVATE
+                            | MapFlags::MAP_ANONYMOUS
+                            | MapFlags::MAP_FIXED_NOREPLACE,
+                        None,
+                        0,
+                    )
+                };
+                // Taken already by someone else (other tests run beside these): no page.
+                *self.its_page.lock().unwrap() = page.ok().map(|p| p.as_ptr() as usize);
+            }
+            Ok(())
+        }
+        unsafe fn madvise(
+            &self,
+            addr: NonNull<std::ffi::c_void>,
+            len: usize,
+            advice: MmapAdvise,
+        ) -> Result<(), Errno> {
+            // SAFETY: forwarded (the Sys::madvise contract).
+            unsafe { Linux.madvise(addr, len, advice) }
+        }
+        fn read_file(&self, path: &std::path::Path) -> Result<Vec<u8>, Errno> {
+            Linux.read_file(path)
+        }
+        fn read_dir(&self, path: &std::path::Path) -> Result<Vec<std::ffi::OsString>, Errno> {
+            Linux.read_dir(path)
+        }
+        fn process_id(&self) -> i32 {
+            Linux.process_id()
+        }
+        fn page_size(&self) -> usize {
+            Linux.page_size()
+        }
+    }
+
+    /// Whether the page at `address` is mapped (mincore fails with ENOMEM where it is not).
+    fn mapped(address: usize) -> bool {
+        let mut residency = 0u8;
+        // SAFETY: mincore only reads the page tables and writes one byte.
+        unsafe { libc::mincore(address as *mut libc::c_void, 4096, &raw mut residency) == 0 }
+    }
+
+    /// A range with a buffer's CPU mapping over it, in a fresh space over `sys`.
+    fn used_range(sys: &Arc<OtherThread>) -> (Arc<AddressSpace>, VaRange) {
+        let space = AddressSpace::new(sys.clone(), 0x100_0000, (1 << 47) - 1);
+        let range = space.reserve(0x10000, 0x10000).unwrap();
+        // SAFETY: the range is fresh and unused.
+        unsafe {
+            range.map_over(
+                0x10000,
+                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+                MapFlags::MAP_PRIVATE | MapFlags::MAP_ANONYMOUS,
+                None,
+                0,
+                "a buffer",
+            )
+        }
+        .unwrap();
+        (space, range)
+    }
+
+    #[test]
+    fn giving_a_range_back_opens_no_hole_for_another_thread() {
+        let sys = Arc::new(OtherThread::default());
+        let (space, range) = used_range(&sys);
+        let start = range.start();
+        sys.armed.store(true, SeqCst);
+        range.give_back().unwrap();
+        assert!(sys.armed.swap(false, SeqCst), "no unmap opened a hole");
+        assert_eq!((space.lost_ranges(), space.live_ranges()), (0, 0));
+        assert_eq!(space.reserve(0x10000, 0x10000).unwrap().start(), start);
+    }
+
+    /// The crash this guards against: a range lost because another thread mapped into it
+    /// was unmapped with its chunk when the space went, and the other thread faulted.
+    #[test]
+    fn a_lost_range_is_never_unmapped() {
+        let sys = Arc::new(OtherThread::default());
+        let (space, range) = used_range(&sys);
+        let (start, reserved) = (range.start(), range.reserved);
+        sys.fail_replacements.store(true, SeqCst);
+        sys.armed.store(true, SeqCst);
+        range.give_back().unwrap_err();
+        let its_page = sys.its_page.lock().unwrap().take().unwrap();
+        assert_eq!(its_page as u64, start);
+        assert_eq!((space.lost_ranges(), space.live_ranges()), (1, 0));
+        sys.unmapped.lock().unwrap().clear();
+        drop(space);
+        assert!(mapped(its_page), "the other thread's page is still mapped");
+        assert!(
+            !sys.unmapped(its_page),
+            "the other thread's page was not unmapped"
+        );
+        assert!(
+            sys.unmapped((start + reserved) as usize),
+            "the rest of the reservation is given back"
+        );
+        // SAFETY: the other thread's page, mapped above and unused.
+        unsafe { Linux.munmap(NonNull::new(its_page as *mut _).unwrap(), 4096) }.unwrap();
+    }
+
+    /// A failed replacement gives the range up, but what was mapped there is released, and the
+    /// range, reserved again, still goes with its chunk.
+    #[test]
+    fn a_range_whose_replacement_failed_is_given_up_and_released() {
+        let sys = Arc::new(OtherThread::default());
+        let (space, range) = used_range(&sys);
+        let start = range.start();
+        sys.fail_replacements.store(true, SeqCst);
+        let error = range.give_back().unwrap_err();
+        assert!(error.to_string().contains("given up"), "{error}");
+        assert_eq!(error.errno(), Some(Errno::ENOMEM));
+        sys.fail_replacements.store(false, SeqCst);
+        assert_eq!((space.lost_ranges(), space.live_ranges()), (1, 0));
+        assert_ne!(space.reserve(0x10000, 0x10000).unwrap().start(), start);
+        assert!(mapped(start as usize), "reserved again");
+        sys.unmapped.lock().unwrap().clear();
+        drop(space);
+        assert!(sys.unmapped(start as usize), "unmapped with its chunk");
+    }
+
+    #[test]
+    fn owned_pieces_skip_lost_ranges() {
+        assert_eq!(owned_pieces(0, 100, &[]), [(0, 100)]);
+        assert_eq!(
+            owned_pieces(0, 100, &[(40, 10), (0, 5), (95, 20), (200, 1)]),
+            [(5, 40), (50, 95)]
+        );
     }
 
     #[test]

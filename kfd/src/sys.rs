@@ -63,7 +63,9 @@ pub trait Sys: Send + Sync + fmt::Debug {
     /// # Safety
     ///
     /// With `MAP_FIXED` the range `[addr, addr+len)` is replaced: it must not hold anything the
-    /// program still uses.
+    /// program still uses. The replacement unmaps what was there, atomically (no other
+    /// thread's mapping can fall into the range meanwhile), and an implementation treats it as
+    /// [`Sys::munmap`] of the range followed by the new mapping.
     unsafe fn mmap(
         &self,
         addr: Option<NonZeroUsize>,

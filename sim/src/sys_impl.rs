@@ -17,6 +17,7 @@ use kfd::sys::{Backend, MapFlags, MmapAdvise, OFlag, ProtFlags, Sys};
 use kfd::{Errno, Linux};
 
 use crate::driver::files::FileKind;
+use crate::driver::host_memory::PAGE_SIZE;
 use crate::driver::kfd_ioctl::kfd_ioctl;
 use crate::driver::mmap::{MmapRequest, kfd_mmap, render_mmap};
 use crate::driver::process::CachedDoorbell;
@@ -142,21 +143,43 @@ impl Sys for Machine {
             Some(fd) => self.inner.files.lookup(fd)?,
             None => None,
         };
-        let Some(file) = file else {
+        // A sim file's mmap records its mapping, replacing what was recorded over the range.
+        let simulated = file.is_some();
+        let mapped = match file {
             // SAFETY: forwarded to the caller (the `Sys::mmap` contract).
-            return unsafe { Linux.mmap(addr, len, prot, flags, fd, offset) };
+            None => unsafe { Linux.mmap(addr, len, prot, flags, fd, offset) }?,
+            Some(file) => {
+                let request = MmapRequest {
+                    addr,
+                    len,
+                    prot,
+                    flags,
+                    offset,
+                };
+                match &file.kind {
+                    FileKind::Kfd(_) => kfd_mmap(&self.inner, &request)?,
+                    FileKind::Render(index) => render_mmap(&self.inner, *index, file.id, &request)?,
+                }
+            }
         };
-        let request = MmapRequest {
-            addr,
-            len,
-            prot,
-            flags,
-            offset,
-        };
-        match &file.kind {
-            FileKind::Kfd(_) => kfd_mmap(&self.inner, &request),
-            FileKind::Render(index) => render_mmap(&self.inner, *index, file.id, &request),
+        if flags.contains(MapFlags::MAP_FIXED) {
+            // MAP_FIXED unmapped whatever the new mapping replaced (mmap_region unmaps the
+            // old range first), with everything an unmap does: the MMU notifier takes the GPU
+            // mappings of userptr BOs over the range, and the replaced VMAs drop what they
+            // held (a GEM object's reference). Done once the replacement is in place: the
+            // range stayed mapped throughout, so the device never reaches an unmapped
+            // address meanwhile. (MAP_FIXED_NOREPLACE replaces nothing.)
+            let start = mapped.as_ptr() as usize;
+            let len = len.get().next_multiple_of(PAGE_SIZE as usize);
+            let pid = nix::unistd::getpid().as_raw();
+            if let Some(process) = self.inner.process_by_pid(pid) {
+                process.invalidate_user_range(start as u64, len as u64);
+            }
+            if !simulated {
+                self.inner.cpu_mappings.remove(start, len);
+            }
         }
+        Ok(mapped)
     }
 
     unsafe fn munmap(&self, addr: NonNull<c_void>, len: usize) -> Result<(), Errno> {

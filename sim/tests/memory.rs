@@ -6,7 +6,9 @@
 
 mod common;
 
+use std::ffi::c_void;
 use std::num::NonZeroUsize;
+use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 
 use amdgpu_sim::Machine;
@@ -523,6 +525,99 @@ fn unmapping_user_memory_takes_it_from_the_gpu() {
     assert_eq!(s.free(&bo), Err(Errno::EBUSY));
     s.unmap_gpu(&bo, &[s.gpu_id]).unwrap();
     s.free(&bo).unwrap();
+}
+
+/// `mmap(MAP_FIXED)` over a mapping unmaps it first, as `mmap_region` does: user pages under a
+/// userptr BO leave the GPU (the MMU notifier), and a render-node mapping replaced by a
+/// reservation lets its BO go. The driver gives a buffer's range back this way, atomically.
+#[test]
+fn a_map_fixed_replacement_unmaps_what_it_replaces() {
+    let s = Session::small();
+    let len = NonZeroUsize::new(2 * PAGE as usize).unwrap();
+    let reserve_over = |addr: NonNull<c_void>, len: NonZeroUsize| {
+        // SAFETY: the range is this test's own mapping, unused from here on.
+        let replaced = unsafe {
+            s.sys().mmap(
+                NonZeroUsize::new(addr.as_ptr() as usize),
+                len,
+                ProtFlags::PROT_NONE,
+                MapFlags::MAP_PRIVATE
+                    | MapFlags::MAP_ANONYMOUS
+                    | MapFlags::MAP_NORESERVE
+                    | MapFlags::MAP_FIXED,
+                None,
+                0,
+            )
+        }
+        .unwrap();
+        assert_eq!(replaced, addr);
+    };
+    // SAFETY: a fresh anonymous mapping without MAP_FIXED replaces nothing.
+    let user = unsafe {
+        s.sys().mmap(
+            None,
+            len,
+            ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+            MapFlags::MAP_PRIVATE | MapFlags::MAP_ANONYMOUS,
+            None,
+            0,
+        )
+    }
+    .unwrap();
+    let mut args = alloc_args(&s, AllocFlags::USERPTR | AllocFlags::WRITABLE, 2 * PAGE);
+    args.mmap_offset = user.as_ptr() as u64;
+    alloc_raw(&s, &mut args).unwrap();
+    let userptr = common::Bo {
+        va: args.va_addr,
+        size: 2 * PAGE,
+        handle: args.handle,
+        mmap_offset: 0,
+    };
+    s.map_gpu(&userptr, &[s.gpu_id]).unwrap();
+    let vm = s.machine.gpu_vm(pid(), s.gpu_id).unwrap();
+    vm.translate(userptr.va, 8, Access::Write).unwrap();
+    reserve_over(user, len);
+    assert_eq!(
+        vm.translate(userptr.va, 8, Access::Write).unwrap_err().kind,
+        FaultKind::NotPresent,
+        "the user pages were replaced"
+    );
+    s.unmap_gpu(&userptr, &[s.gpu_id]).unwrap();
+    s.free(&userptr).unwrap();
+
+    let free_vram = || ioctls::available_memory(s.sys(), s.kfd, s.gpu_id).unwrap();
+    let vram_before = free_vram();
+    let mappings_before = s.machine.process_counts(pid()).cpu_mappings;
+    let vram = s
+        .alloc(AllocFlags::VRAM | AllocFlags::WRITABLE, 2 * PAGE)
+        .unwrap();
+    // SAFETY: a fresh mapping without MAP_FIXED replaces nothing.
+    let cpu = unsafe {
+        s.sys().mmap(
+            None,
+            len,
+            ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
+            MapFlags::MAP_SHARED,
+            Some(s.render),
+            vram.mmap_offset,
+        )
+    }
+    .unwrap();
+    s.free(&vram).unwrap();
+    // The mapping keeps the freed BO's memory (VRAM is counted in whole 2 MiB blocks).
+    assert!(free_vram() < vram_before);
+    reserve_over(cpu, len);
+    assert_eq!(
+        free_vram(),
+        vram_before,
+        "the replaced mapping let the BO go"
+    );
+    assert_eq!(
+        s.machine.process_counts(pid()).cpu_mappings,
+        mappings_before
+    );
+    // SAFETY: the reservation is ours and unused.
+    unsafe { s.sys().munmap(cpu, len.get()) }.unwrap();
 }
 
 #[test]
