@@ -1,6 +1,7 @@
 //! HIP's side of `aqueduct bench --hip`: the launch paths of issue 23 through HIP's runtime
 //! (`hipLaunchKernel`, launch + `hipDeviceSynchronize`, back-to-back launches, a 10-kernel
-//! chain, `hipGraphLaunch` of the chain captured from a stream), measured by a HIP program
+//! chain, `hipGraphLaunch` of the chain captured from a stream, and launch +
+//! `hipDeviceSynchronize` again with blocking sync), measured by a HIP program
 //! (`hip/launch_cost.hip`) that this run builds with `hipcc` and runs as a child on the GPU HIP
 //! sees. On the simulator that is the GPU the LD_PRELOAD interposer serves, so the run must be
 //! under it (`sim/preload/run-under.sh`); aqueduct's figures of the same run are beside each
@@ -30,7 +31,7 @@ pub enum HipSide {
 
 /// Each HIP figure: its id (the program's id with `hip_`), what it measures, and the aqueduct
 /// figure of this run it is compared with.
-const PATHS: [(&str, &str, &str, &str); 6] = [
+const PATHS: [(&str, &str, &str, &str); 7] = [
     (
         "launch_host",
         "hip_launch_host",
@@ -66,6 +67,13 @@ const PATHS: [(&str, &str, &str, &str); 6] = [
         "hip_graph_chain_10",
         "hipGraphLaunch of the captured chain + hipStreamSynchronize",
         "command_list_chain_10",
+    ),
+    (
+        "launch_sync_blocking",
+        "hip_launch_sync_blocking",
+        "hipLaunchKernel + hipDeviceSynchronize, empty kernel, hipDeviceScheduleBlockingSync \
+         (HIP's default spins, holding a core the simulated GPU needs)",
+        "dispatch_event_wait",
     ),
 ];
 

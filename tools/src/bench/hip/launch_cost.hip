@@ -104,6 +104,21 @@ int main(int argc, char** argv) {
         check(hipStreamSynchronize(captured), "hipStreamSynchronize");
         graph_chain.push_back(nanos_since(start) / 1e3);
     }
+    // Launch + wait again with blocking sync: HIP 5.2 spins by default (hip_context.cpp enables
+    // active wait: ROCclr's WaitForSignal then waits HSA_WAIT_STATE_ACTIVE with no timeout, and
+    // ROCr's InterruptSignal::WaitRelaxed never sleeps in that state). On hardware the spin
+    // costs a core, not latency; on the simulator the spinning thread holds a core the
+    // simulated GPU's threads need. hipDeviceScheduleBlockingSync makes HIP spin 100 µs, then
+    // wait HSA_WAIT_STATE_BLOCKED (ROCr spins 200 µs more, then sleeps in WAIT_EVENTS).
+    std::vector<double> round_trip_blocking;
+    check(hipSetDeviceFlags(hipDeviceScheduleBlockingSync), "hipSetDeviceFlags");
+    for (int it = 0; it < iterations; ++it) {
+        auto start = Clock::now();
+        launch(stream);
+        sync();
+        round_trip_blocking.push_back(nanos_since(start) / 1e3);
+    }
+
     check(hipGraphExecDestroy(exec), "hipGraphExecDestroy");
     check(hipGraphDestroy(graph), "hipGraphDestroy");
     check(hipStreamDestroy(captured), "hipStreamDestroy");
@@ -114,5 +129,6 @@ int main(int argc, char** argv) {
     print("chain_10", "µs", chain);
     print("graph_launch_host", "ns", graph_host);
     print("graph_chain_10", "µs", graph_chain);
+    print("launch_sync_blocking", "µs", round_trip_blocking);
     return 0;
 }
