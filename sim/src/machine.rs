@@ -247,6 +247,24 @@ impl Machine {
         woken
     }
 
+    /// A `MAP_FIXED` mapping the host made, not through this machine, replaced
+    /// `[addr, addr + len)` in the calling process: the simulator does what the kernel's
+    /// `mmap_region` does to the mappings it replaced, without touching memory (the new
+    /// mapping is already in place). Userptr BOs over the range lose their GPU mappings (the
+    /// MMU notifier), and the simulator forgets its CPU mappings there, so a render-node
+    /// mapping no longer keeps a freed BO alive.
+    ///
+    /// [`kfd::Sys::mmap`] on the machine does this itself; this is for a way in that makes
+    /// the program's own mappings with libc (the LD_PRELOAD interposer, where libhsakmt and
+    /// ROCr give a buffer's range back by mapping anonymous `PROT_NONE` memory over it).
+    /// Cheap when the range holds nothing the simulator tracks: a few uncontended locks.
+    pub fn host_mapping_replaced(&self, addr: std::ptr::NonNull<std::ffi::c_void>, len: usize) {
+        let start = addr.as_ptr() as usize;
+        let len = len.next_multiple_of(crate::driver::host_memory::PAGE_SIZE as usize);
+        self.inner.notify_unmap(start, len);
+        self.inner.cpu_mappings.remove(start, len);
+    }
+
     /// Simulate process `pid` exiting (its mm going away): everything the kernel frees at mm
     /// release is freed, its `/dev/kfd` files answer EBADF, and the next open of `/dev/kfd` by
     /// that pid creates a fresh KFD process (as after `exec`).

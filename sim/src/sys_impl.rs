@@ -169,14 +169,11 @@ impl Sys for Machine {
             // held (a GEM object's reference). Done once the replacement is in place: the
             // range stayed mapped throughout, so the device never reaches an unmapped
             // address meanwhile. (MAP_FIXED_NOREPLACE replaces nothing.)
-            let start = mapped.as_ptr() as usize;
-            let len = len.get().next_multiple_of(PAGE_SIZE as usize);
-            let pid = nix::unistd::getpid().as_raw();
-            if let Some(process) = self.inner.process_by_pid(pid) {
-                process.invalidate_user_range(start as u64, len as u64);
-            }
-            if !simulated {
-                self.inner.cpu_mappings.remove(start, len);
+            if simulated {
+                let len = len.get().next_multiple_of(PAGE_SIZE as usize);
+                self.inner.notify_unmap(mapped.as_ptr() as usize, len);
+            } else {
+                self.host_mapping_replaced(mapped, len.get());
             }
         }
         Ok(mapped)
@@ -185,10 +182,7 @@ impl Sys for Machine {
     unsafe fn munmap(&self, addr: NonNull<c_void>, len: usize) -> Result<(), Errno> {
         // The MMU notifier runs as part of munmap: userptr BOs over the range lose their GPU
         // mappings before the pages go.
-        let pid = nix::unistd::getpid().as_raw();
-        if let Some(process) = self.inner.process_by_pid(pid) {
-            process.invalidate_user_range(addr.as_ptr() as u64, len as u64);
-        }
+        self.inner.notify_unmap(addr.as_ptr() as usize, len);
         // SAFETY: forwarded to the caller (the `Sys::munmap` contract).
         unsafe { Linux.munmap(addr, len) }?;
         self.inner.cpu_mappings.remove(addr.as_ptr() as usize, len);

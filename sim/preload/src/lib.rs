@@ -18,6 +18,9 @@
 //!   behave; `dup`s share one file, released on the last `close`.
 //! - `mmap` of a simulated fd returns the simulator's memory at the address asked for
 //!   (`MAP_FIXED` included): the GPU address is the host address, as in the simulator.
+//! - Every `munmap`, and every other `MAP_FIXED` mapping (libc makes it), is an unmap for the
+//!   simulator too: userptr memory over the range leaves the GPU and the simulator's mappings
+//!   there are forgotten (libhsakmt gives a buffer back by mapping anonymous memory over it).
 //! - The sysfs directories are written once into a private [mirror] directory and
 //!   paths are rewritten to it, so every libc way of reading them works.
 //! - Doorbells are watched by a thread ([doorbells]) standing in for the GPU's doorbell unit.
@@ -28,7 +31,8 @@
 //! What it does not see: calls that bypass libc's exported names (raw `syscall`, glibc's own
 //! internal calls such as the `open` inside `fopen`, which are why `fopen` and `opendir` are
 //! defined here), relative paths whose directory is not in the mirror, and fds closed by
-//! `close_range`/`closefrom` (the table notices a reused number by its identity).
+//! `close_range`/`closefrom` (the table notices a reused number by its identity), and
+//! `mremap` (moving a mapping over a simulated one with `MREMAP_FIXED` replaces it unseen).
 
 #![deny(unsafe_op_in_unsafe_fn)]
 // The unit-test build leaves the entry points out (below), so what only they use is unused

@@ -37,6 +37,16 @@ impl Kernel {
         }
     }
 
+    /// The calling process unmapped `[start, start + len)` (a `munmap`, or a `MAP_FIXED`
+    /// mapping replacing the range): the MMU notifier takes the GPU mappings of the userptr
+    /// BOs over the range, before or without the pages going.
+    pub(crate) fn notify_unmap(&self, start: usize, len: usize) {
+        let pid = nix::unistd::getpid().as_raw();
+        if let Some(process) = self.process_by_pid(pid) {
+            process.invalidate_user_range(start as u64, len as u64);
+        }
+    }
+
     /// The KFD process of `pid`, if it has opened `/dev/kfd`.
     pub(crate) fn process_by_pid(&self, pid: i32) -> Option<Arc<Process>> {
         self.processes.lock().get(&pid).cloned()

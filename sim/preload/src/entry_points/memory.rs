@@ -43,8 +43,32 @@ fn map_simulated(
     Some(mapped.map_or_else(|errno| fail(errno, libc::MAP_FAILED), NonNull::as_ptr))
 }
 
+/// A host mapping (anonymous, or of an fd the simulator does not serve) that libc made at
+/// `mapped`: with `MAP_FIXED` it replaced what was there, as an unmap would have, so the
+/// simulator is told (userptr BOs over the range leave the GPU, its render-node mappings there
+/// are forgotten). libhsakmt and ROCr give a buffer's range back this way: anonymous
+/// `PROT_NONE` `MAP_FIXED | MAP_NORESERVE` over it.
+///
+/// Costs nothing before the machine exists (nothing can be tracked then), for the simulator's
+/// own mappings (it keeps its own books), and for mappings that are not `MAP_FIXED`.
+fn host_mapping_made(mapped: *mut c_void, len: usize, flags: c_int) {
+    // MAP_FIXED_NOREPLACE (alone or with MAP_FIXED, which it overrides) replaced nothing.
+    if flags & libc::MAP_FIXED == 0 || flags & libc::MAP_FIXED_NOREPLACE != 0 {
+        return;
+    }
+    if mapped == libc::MAP_FAILED || guard::inside() {
+        return;
+    }
+    let (Some(simulator), Some(start)) = (simulator::built(), NonNull::new(mapped)) else {
+        return;
+    };
+    let _inside = guard::enter();
+    simulator.machine.host_mapping_replaced(start, len);
+}
+
 /// `mmap(2)`: a mapping of a simulated fd is the simulator's memory, at the address asked
-/// for (`MAP_FIXED` included).
+/// for (`MAP_FIXED` included); any other `MAP_FIXED` mapping unmaps, for the simulator, what
+/// it replaced.
 ///
 /// # Safety
 ///
@@ -62,7 +86,9 @@ pub unsafe extern "C" fn mmap(
         return result;
     }
     // SAFETY: forwarded under the caller's contract.
-    unsafe { next::MMAP.get()(addr, len, prot, flags, fd, offset) }
+    let mapped = unsafe { next::MMAP.get()(addr, len, prot, flags, fd, offset) };
+    host_mapping_made(mapped, len, flags);
+    mapped
 }
 
 /// `mmap64`, the same on 64-bit.
@@ -83,7 +109,9 @@ pub unsafe extern "C" fn mmap64(
         return result;
     }
     // SAFETY: forwarded under the caller's contract.
-    unsafe { next::MMAP64.get()(addr, len, prot, flags, fd, offset) }
+    let mapped = unsafe { next::MMAP64.get()(addr, len, prot, flags, fd, offset) };
+    host_mapping_made(mapped, len, flags);
+    mapped
 }
 
 /// `munmap(2)`: once the machine exists, every unmap goes through it, as the kernel's MMU

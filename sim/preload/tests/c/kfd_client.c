@@ -2,7 +2,8 @@
  * A KFD client written against the kernel's uapi header alone (<linux/kfd_ioctl.h>, no
  * libhsakmt): what any program does to find and use an AMD GPU, plus the edges a machine
  * without a feature shows (unknown ioctls, missing nodes, bad mmap offsets) — which must be
- * errors, never crashes. Under the LD_PRELOAD interposer it runs on the simulated GPU.
+ * errors, never crashes; a buffer given back by mapping anonymous memory over its range, as
+ * libhsakmt does, is released. Under the LD_PRELOAD interposer it runs on the simulated GPU.
  *
  * exit status 0 and "kfd_client: ok" on stdout when every check holds.
  */
@@ -97,6 +98,56 @@ static int find_gpus(struct gpu *gpus, int max)
     closedir(dir);
     EXPECT(nodes >= 2, "a CPU node and a GPU node, got %d nodes", nodes);
     return count;
+}
+
+/* VRAM the GPU has left (AMDKFD_IOC_AVAILABLE_MEMORY); 0 on failure. */
+static uint64_t available_vram(int kfd, uint32_t gpu_id)
+{
+    struct kfd_ioctl_get_available_memory_args args = {.gpu_id = gpu_id};
+    EXPECT(ioctl(kfd, AMDKFD_IOC_AVAILABLE_MEMORY, &args) == 0, "AVAILABLE_MEMORY");
+    return args.available;
+}
+
+/*
+ * A buffer given back as libhsakmt and ROCr give it back: freed while its CPU range is still
+ * mapped through the render node, then the range reserved again with an anonymous PROT_NONE
+ * MAP_FIXED mapping over it. The replaced mapping held the last reference to the BO (the VMA's
+ * GEM reference), so its VRAM comes back once the range is replaced, as when it is unmapped.
+ */
+static void free_by_replacing_the_range(int kfd, int render, uint32_t gpu_id, uint64_t va)
+{
+    const uint64_t size = 2 << 20;
+    void *host = mmap((void *)va, size, PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    EXPECT(host == (void *)va, "reserve the VA range for VRAM");
+    if (host != (void *)va)
+        return;
+    uint64_t before = available_vram(kfd, gpu_id);
+    struct kfd_ioctl_alloc_memory_of_gpu_args alloc = {
+        .va_addr = va,
+        .size = size,
+        .gpu_id = gpu_id,
+        .flags = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE |
+                 KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC | KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE,
+    };
+    EXPECT(ioctl(kfd, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, &alloc) == 0, "ALLOC_MEMORY_OF_GPU VRAM");
+    void *cpu = mmap((void *)va, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, render,
+                     (off_t)alloc.mmap_offset);
+    EXPECT(cpu == (void *)va, "mmap the VRAM BO at its GPU address");
+    if (cpu == (void *)va)
+        *(volatile uint32_t *)cpu = 0x600dcafe;
+    struct kfd_ioctl_free_memory_of_gpu_args free_args = {.handle = alloc.handle};
+    EXPECT(ioctl(kfd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &free_args) == 0, "FREE_MEMORY_OF_GPU VRAM");
+    EXPECT(available_vram(kfd, gpu_id) < before,
+           "the CPU mapping keeps the freed VRAM BO alive");
+    void *reserved = mmap((void *)va, size, PROT_NONE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    EXPECT(reserved == (void *)va, "reserve the range again over the mapping");
+    uint64_t after = available_vram(kfd, gpu_id);
+    EXPECT(after == before,
+           "replacing the mapping released the BO: %llu bytes of VRAM available, %llu before",
+           (unsigned long long)after, (unsigned long long)before);
+    EXPECT(munmap((void *)va, size) == 0, "munmap the reservation");
 }
 
 int main(void)
@@ -287,6 +338,8 @@ int main(void)
     errno = 0;
     EXPECT(ioctl(kfd, AMDKFD_IOC_FREE_MEMORY_OF_GPU, &free_args) == -1 && errno == EINVAL,
            "freeing twice");
+
+    free_by_replacing_the_range(kfd, render, gpu.gpu_id, va + 2 * size);
 
     /* An mmap offset that names nothing: an error, not a crash. */
     errno = 0;
