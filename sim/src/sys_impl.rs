@@ -162,7 +162,8 @@ impl Sys for Machine {
                 }
             }
         };
-        if flags.contains(MapFlags::MAP_FIXED) {
+        // With both flags the kernel takes NOREPLACE (do_mmap), which replaces nothing.
+        if flags.contains(MapFlags::MAP_FIXED) && !flags.contains(MapFlags::MAP_FIXED_NOREPLACE) {
             // MAP_FIXED unmapped whatever the new mapping replaced (mmap_region unmaps the
             // old range first), with everything an unmap does: the MMU notifier takes the GPU
             // mappings of userptr BOs over the range, and the replaced VMAs drop what they
