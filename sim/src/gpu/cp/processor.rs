@@ -99,7 +99,7 @@ pub(crate) struct Processor {
 /// nothing to ring. The price is CPU: at most this much spinning per burst of work, never
 /// while the queue has been idle longer (an idle queue's processor stays parked; the
 /// simulator's idle-CPU test checks that). A model choice, not a hardware fact.
-const SPIN_WINDOW: Duration = Duration::from_micros(100);
+pub const SPIN_WINDOW: Duration = Duration::from_micros(100);
 
 impl std::fmt::Debug for Processor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

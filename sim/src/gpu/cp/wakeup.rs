@@ -236,6 +236,15 @@ impl Control {
     /// passes (false). While it spins the processor is not parked, so events (doorbells above
     /// all) cost whoever causes them no wake-up; the price is the CPU it burns, which the
     /// caller bounds.
+    ///
+    /// The spin keeps its core: it does not yield between rounds. A yield looks polite, but on
+    /// an EEVDF scheduler (Linux 6.6 and later) each `sched_yield` of a thread that has
+    /// company on its core pushes its deadline a whole slice (about a millisecond) later, so a
+    /// processor that yielded through its window waited milliseconds for a core when the
+    /// doorbell came, and again when it was next woken (`aqueduct bench`'s
+    /// `doorbell_answer_*` on a loaded 2-core machine: 2–4 ms, nearly all of it run-queue
+    /// wait). Holding the core costs a producer that shares it at most the window (the caller
+    /// bounds it to `SPIN_WINDOW`), not a slice.
     pub(crate) fn spin(&self, ticket: Ticket, until: Instant) -> bool {
         /// Looks at `events` between two reads of the clock.
         const LOOKS_PER_ROUND: u32 = 16;
@@ -249,10 +258,6 @@ impl Control {
             if Instant::now() >= until {
                 return self.stale(ticket);
             }
-            // Give the core to any other runnable thread between rounds: on a machine with
-            // fewer free cores than busy threads (the producer, the shader workers), a pure
-            // spin would hold the core the producer needs for a whole time slice.
-            std::thread::yield_now();
         }
     }
 
@@ -538,6 +543,72 @@ mod tests {
             // A spin whose window has passed says so at once.
             let (ticket, ..) = control.observe();
             assert!(!control.spin(ticket, Instant::now()));
+        });
+    }
+
+    /// Pin the calling thread to CPU `cpu`.
+    fn pin_to(cpu: usize) {
+        // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes inside it, and
+        // sched_setaffinity reads `size_of::<cpu_set_t>()` bytes of it for this thread (0).
+        let pinned = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        };
+        assert_eq!(pinned, 0, "sched_setaffinity to CPU {cpu}");
+    }
+
+    /// Times the calling thread has been given a CPU (`schedstat`'s third field, "timeslices
+    /// run on this cpu"); `None` where the kernel does not report it.
+    fn timeslices() -> Option<u64> {
+        std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()?
+            .split_whitespace()
+            .nth(2)?
+            .parse()
+            .ok()
+    }
+
+    #[test]
+    fn a_spinning_processor_keeps_its_core_beside_a_thread_that_wants_it() {
+        // Not a speed test: it counts how often the spinning thread gives its core away. A
+        // processor that yielded between rounds (as it once did) was switched out thousands of
+        // times in this spin, once a round, each time pushing its scheduler deadline later;
+        // holding the core it is switched out only at the scheduler's own preemptions.
+        within(DEFAULT_DEADLINE, || {
+            if timeslices().is_none_or(|n| n == 0) {
+                test_support::hardware::skip(
+                    "a_spinning_processor_keeps_its_core_beside_a_thread_that_wants_it",
+                    "the kernel reports no /proc/thread-self/schedstat",
+                );
+                return;
+            }
+            // SAFETY: sched_getcpu has no preconditions.
+            let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).unwrap();
+            pin_to(cpu);
+            let done = Arc::new(AtomicBool::new(false));
+            // A thread on the same core that gives it back at every chance: it runs whenever
+            // the spinner lets it.
+            let rival = {
+                let done = done.clone();
+                std::thread::spawn(move || {
+                    pin_to(cpu);
+                    while !done.load(Ordering::Relaxed) {
+                        std::thread::yield_now();
+                    }
+                })
+            };
+            let control = Control::new(config());
+            let (ticket, ..) = control.observe();
+            let before = timeslices().unwrap();
+            assert!(!control.spin(ticket, Instant::now() + Duration::from_millis(20)));
+            let switched = timeslices().unwrap() - before;
+            done.store(true, Ordering::Relaxed);
+            rival.join().unwrap();
+            assert!(
+                switched < 100,
+                "the spinning processor gave its core away {switched} times in 20 ms"
+            );
         });
     }
 
