@@ -64,7 +64,7 @@ impl CpThread {
 
     /// Whether the thread sleeps now (`S`: interruptible sleep, where a parked processor
     /// waits on its condition variable's futex); `None` if its state cannot be read.
-    pub fn sleeping(&self) -> Option<bool> {
+    pub fn sleeping(self) -> Option<bool> {
         let stat = std::fs::read_to_string(format!("/proc/self/task/{}/stat", self.tid)).ok()?;
         // The name, in parentheses, may hold anything: the state follows the last ')'.
         let state = stat.rsplit_once(')')?.1.split_whitespace().next()?;
@@ -74,18 +74,18 @@ impl CpThread {
     /// CPU time the thread has used (`schedstat`'s first field, in ns; up to date for a
     /// thread that is not running, as the scheduler accounts it at every switch); `None` if
     /// the kernel does not report it.
-    pub fn cpu_time(&self) -> Option<Duration> {
+    pub fn cpu_time(self) -> Option<Duration> {
         self.schedstat(0)
     }
 
     /// Time the thread has spent runnable but waiting for a core (`schedstat`'s second
     /// field): the scheduler's share of its latency.
-    pub fn run_delay(&self) -> Option<Duration> {
+    pub fn run_delay(self) -> Option<Duration> {
         self.schedstat(1)
     }
 
     /// Field `index` of the thread's `schedstat`, in ns.
-    fn schedstat(&self, index: usize) -> Option<Duration> {
+    fn schedstat(self, index: usize) -> Option<Duration> {
         let stat =
             std::fs::read_to_string(format!("/proc/self/task/{}/schedstat", self.tid)).ok()?;
         let nanos: u64 = stat.split_whitespace().nth(index)?.parse().ok()?;
@@ -95,7 +95,7 @@ impl CpThread {
     /// Wait until the thread is parked: more than `quiet` since `since` (the processor's spin
     /// window after its last packet) and asleep. Sleeps between looks, leaving the cores to
     /// the processor. False if that does not happen within `within`.
-    pub fn wait_parked(&self, since: Instant, quiet: Duration, within: Duration) -> bool {
+    pub fn wait_parked(self, since: Instant, quiet: Duration, within: Duration) -> bool {
         let deadline = Instant::now() + within;
         loop {
             if since.elapsed() > quiet && self.sleeping() == Some(true) {

@@ -71,7 +71,7 @@ pub fn measure(
     // Publish one barrier packet and wait (spinning) until the host sees it complete.
     let answer = || -> Result<Answer, Error> {
         signal.store(1, MemoryOrder::Relaxed)?;
-        let (cp_before, host_before) = (cp.run_delay(), host.and_then(|h| h.run_delay()));
+        let (cp_before, host_before) = (cp.run_delay(), host.and_then(CpThread::run_delay));
         let published = monotonic_raw_ns();
         queue.barrier_and(&[], Some(&signal))?;
         let deadline = Instant::now() + LIMIT;

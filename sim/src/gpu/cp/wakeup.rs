@@ -595,7 +595,7 @@ mod tests {
         let pinned = unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_SET(cpu, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const set)
         };
         assert_eq!(pinned, 0, "sched_setaffinity to CPU {cpu}");
     }
