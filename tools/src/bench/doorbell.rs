@@ -37,6 +37,8 @@ struct Answer {
     cp_waited: Option<f64>,
     /// µs the host's thread waited for a core meanwhile.
     host_waited: Option<f64>,
+    /// When the host saw the completion.
+    seen: Instant,
 }
 
 /// The doorbell figures; `floor` is `wakeup_floor`'s median (µs, a round trip: two wake-ups).
@@ -68,10 +70,14 @@ pub fn measure(
         let after = thread?.run_delay()?;
         Some(after.saturating_sub(before?).as_secs_f64() * 1e6)
     };
-    // Publish one barrier packet and wait (spinning) until the host sees it complete.
-    let answer = || -> Result<Answer, Error> {
+    // Publish one barrier packet, not before `not_before` (spinning until then), and wait
+    // (spinning) until the host sees it complete.
+    let answer = |not_before: Option<Instant>| -> Result<Answer, Error> {
         signal.store(1, MemoryOrder::Relaxed)?;
         let (cp_before, host_before) = (cp.run_delay(), host.and_then(CpThread::run_delay));
+        while not_before.is_some_and(|at| Instant::now() < at) {
+            std::hint::spin_loop();
+        }
         let published = monotonic_raw_ns();
         queue.barrier_and(&[], Some(&signal))?;
         let deadline = Instant::now() + LIMIT;
@@ -82,6 +88,7 @@ pub fn measure(
             std::hint::spin_loop();
         }
         let seen = monotonic_raw_ns();
+        let seen_at = Instant::now();
         let start = signal.timestamps()?.start;
         let start_ns = u128::from(start) * 1_000_000_000 / u128::from(frequency);
         Ok(Answer {
@@ -89,10 +96,11 @@ pub fn measure(
             round_trip: seen.saturating_sub(published) as f64 / 1e3,
             cp_waited: waited(Some(cp), cp_before),
             host_waited: waited(host, host_before),
+            seen: seen_at,
         })
     };
     // The first packet: the CP's first look at the queue's memory (not a figure).
-    answer()?;
+    answer(None)?;
     let parked = |since: Instant| {
         if cp.wait_parked(since, 2 * SPIN_WINDOW, LIMIT) {
             Ok(())
@@ -106,7 +114,7 @@ pub fn measure(
     parked(Instant::now())?;
     for _ in 0..iterations {
         let cpu_before = cp.cpu_time();
-        idle.push(answer()?);
+        idle.push(answer(None)?);
         parked(Instant::now())?;
         if let (Some(before), Some(after)) = (cpu_before, cp.cpu_time()) {
             burst_cpu.push(after.saturating_sub(before).as_secs_f64() * 1e6);
@@ -114,14 +122,13 @@ pub fn measure(
     }
 
     let mut busy = Vec::with_capacity(iterations);
+    // Wake the CP: the series' first answer then finds it inside its window (not a figure).
+    let mut previous = answer(None)?;
     let busy_cpu_before = cp.cpu_time();
     let busy_started = Instant::now();
     for _ in 0..iterations {
-        let seen = Instant::now();
-        while seen.elapsed() < BUSY_GAP {
-            std::hint::spin_loop();
-        }
-        busy.push(answer()?);
+        previous = answer(Some(previous.seen + BUSY_GAP))?;
+        busy.push(previous);
     }
     let busy_wall = busy_started.elapsed();
     // A thread's CPU time is brought up to date when it leaves the core: read it once the CP
