@@ -7,6 +7,8 @@
 mod chain;
 mod compare;
 mod copies;
+mod cp_thread;
+mod doorbell;
 mod figures;
 mod floor;
 mod hip;
@@ -332,6 +334,7 @@ fn own_paths(iterations: usize) -> Result<Vec<Figure>, Error> {
         note: "std::thread::park/unpark (futex wait/wake), mean of 200 round trips per sample"
             .into(),
     });
+    doorbell::measure(&device, &gpu, iterations, floor, &mut figures)?;
 
     // A copy path that fails (a 256 MiB copy past its limit on a machine loaded many times
     // over) must not take the figures measured before it along: say so and go on.

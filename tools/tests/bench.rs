@@ -41,7 +41,7 @@ fn bench_with(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 /// Every path issue 12's figure table (and issue 26's copy paths) asks `aqueduct bench` for,
 /// by id.
-const PATHS: [&str; 30] = [
+const PATHS: [&str; 33] = [
     "dispatch_spin",
     "dispatch_event_wait",
     "packets_batched",
@@ -56,6 +56,9 @@ const PATHS: [&str; 30] = [
     "command_list_chain_10",
     "signal_ping_pong",
     "wakeup_floor",
+    "doorbell_answer_idle",
+    "doorbell_answer_busy",
+    "cp_spin_window_cpu",
     "memcpy_1m",
     "copy_h2d_1m",
     "copy_d2h_1m",

@@ -49,6 +49,7 @@ mod signal;
 mod wakeup;
 
 pub use engine::{CommandProcessorEngine, PROCESSOR_THREAD_PREFIX};
+pub use processor::SPIN_WINDOW;
 pub use queue_error::QueueError;
 /// The thread a processor runs on: started without touching the caller's thread-locals, so
 /// a library that embeds the simulator can be unloaded (the `unload-safe-thread` crate).

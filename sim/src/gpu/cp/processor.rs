@@ -98,8 +98,9 @@ pub(crate) struct Processor {
 /// call on its thread, no wake-up latency), as a hardware CP that is already running costs
 /// nothing to ring. The price is CPU: at most this much spinning per burst of work, never
 /// while the queue has been idle longer (an idle queue's processor stays parked; the
-/// simulator's idle-CPU test checks that). A model choice, not a hardware fact.
-const SPIN_WINDOW: Duration = Duration::from_micros(100);
+/// simulator's idle-CPU test checks that), and none on the CPU the producer rang from (see
+/// `Control::spin`). A model choice, not a hardware fact.
+pub const SPIN_WINDOW: Duration = Duration::from_micros(100);
 
 impl std::fmt::Debug for Processor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -6,7 +6,7 @@
 //! that happened since (a doorbell, an update, a stop, a nudge) makes the park return at once,
 //! so a doorbell rung between "the ring looked empty" and "park" is never lost.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
@@ -47,6 +47,16 @@ const ASLEEP_UNTIL_ANY_EVENT: u8 = 1;
 /// doorbell only moves the write pointer of a CP that is busy waiting on a barrier.
 const ASLEEP_POLLING_MEMORY: u8 = 2;
 
+/// No CPU known (`rung_on_cpu` before the first doorbell).
+const NO_CPU: u32 = u32::MAX;
+
+/// The CPU the calling thread runs on ([`NO_CPU`] if the kernel does not say). Cheap: glibc
+/// reads it from the thread's rseq area or the vDSO.
+fn current_cpu() -> u32 {
+    // SAFETY: sched_getcpu has no preconditions; it returns -1 on error.
+    u32::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(NO_CPU)
+}
+
 /// Where [`Control::park`] has got to, for tests that force an interleaving between its steps
 /// and an event from another thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +92,9 @@ pub(crate) struct Control {
     doorbell: AtomicU64,
     /// Whether a doorbell has been rung at all.
     rung: AtomicBool,
+    /// The CPU the last doorbell was rung from ([`NO_CPU`] before any, or where the kernel
+    /// does not say): a spin on that CPU only keeps the producer off it.
+    rung_on_cpu: AtomicU32,
     /// Where the ring is (changed by UPDATE_QUEUE only, so the lock is uncontended).
     config: Mutex<QueueConfig>,
     /// Looks begun ([`Control::observe`] calls).
@@ -118,6 +131,7 @@ impl Control {
             events: AtomicU64::new(0),
             doorbell: AtomicU64::new(0),
             rung: AtomicBool::new(false),
+            rung_on_cpu: AtomicU32::new(NO_CPU),
             config: Mutex::new(config),
             looks: AtomicU64::new(0),
             sleeping: AtomicU8::new(AWAKE),
@@ -160,6 +174,7 @@ impl Control {
         // Backward doorbell values (a slow producer ringing after a faster one) do not move
         // the write index back; they still count as an event.
         self.doorbell.fetch_max(value, Ordering::AcqRel);
+        self.rung_on_cpu.store(current_cpu(), Ordering::Relaxed);
         self.rung.store(true, Ordering::Release);
         self.signal(true);
     }
@@ -236,10 +251,27 @@ impl Control {
     /// passes (false). While it spins the processor is not parked, so events (doorbells above
     /// all) cost whoever causes them no wake-up; the price is the CPU it burns, which the
     /// caller bounds.
+    ///
+    /// The spin keeps its core: it does not yield between rounds. A yield looks polite, but on
+    /// an EEVDF scheduler (Linux 6.6 and later) each `sched_yield` of a thread that has
+    /// company on its core pushes its deadline a whole slice (about a millisecond) later, so a
+    /// processor that yielded through its window waited milliseconds for a core when the
+    /// doorbell came, and again when it was next woken (`aqueduct bench`'s
+    /// `doorbell_answer_*` on a loaded 2-core machine: 2–4 ms, nearly all of it run-queue
+    /// wait). Holding the core costs a producer that shares it at most the window (the caller
+    /// bounds it to `SPIN_WINDOW`), not a slice.
+    ///
+    /// Nor does it spin on the CPU the last doorbell came from: there the producer cannot run
+    /// (so cannot ring) until the spin ends, and the spin only delays it. It returns at once
+    /// (false: park) instead, and the producer's next doorbell wakes it.
     pub(crate) fn spin(&self, ticket: Ticket, until: Instant) -> bool {
         /// Looks at `events` between two reads of the clock.
         const LOOKS_PER_ROUND: u32 = 16;
         loop {
+            let producer = self.rung_on_cpu.load(Ordering::Relaxed);
+            if producer != NO_CPU && producer == current_cpu() {
+                return self.stale(ticket);
+            }
             for _ in 0..LOOKS_PER_ROUND {
                 if self.stale(ticket) {
                     return true;
@@ -249,10 +281,6 @@ impl Control {
             if Instant::now() >= until {
                 return self.stale(ticket);
             }
-            // Give the core to any other runnable thread between rounds: on a machine with
-            // fewer free cores than busy threads (the producer, the shader workers), a pure
-            // spin would hold the core the producer needs for a whole time slice.
-            std::thread::yield_now();
         }
     }
 
@@ -538,6 +566,91 @@ mod tests {
             // A spin whose window has passed says so at once.
             let (ticket, ..) = control.observe();
             assert!(!control.spin(ticket, Instant::now()));
+        });
+    }
+
+    #[test]
+    fn a_processor_does_not_spin_on_the_cpu_its_producer_rang_from() {
+        // It can fail only by hanging (a spin of an hour): the watchdog makes that a failure.
+        within(DEFAULT_DEADLINE, || {
+            // SAFETY: sched_getcpu has no preconditions.
+            let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).unwrap();
+            pin_to(cpu);
+            let control = Control::new(config());
+            // The producer rings from this CPU, then the processor (this thread, on the same
+            // CPU) would spin: it parks instead, since the producer could not run meanwhile.
+            control.ring_doorbell(1);
+            let (ticket, ..) = control.observe();
+            assert!(!control.spin(ticket, Instant::now() + Duration::from_secs(3600)));
+            // An event newer than the ticket still ends it with true.
+            control.ring_doorbell(2);
+            assert!(control.spin(ticket, Instant::now() + Duration::from_secs(3600)));
+        });
+    }
+
+    /// Pin the calling thread to CPU `cpu`.
+    fn pin_to(cpu: usize) {
+        // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes inside it, and
+        // sched_setaffinity reads `size_of::<cpu_set_t>()` bytes of it for this thread (0).
+        let pinned = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &raw const set)
+        };
+        assert_eq!(pinned, 0, "sched_setaffinity to CPU {cpu}");
+    }
+
+    /// Times the calling thread has been given a CPU (`schedstat`'s third field, "timeslices
+    /// run on this cpu"); `None` where the kernel does not report it.
+    fn timeslices() -> Option<u64> {
+        std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()?
+            .split_whitespace()
+            .nth(2)?
+            .parse()
+            .ok()
+    }
+
+    #[test]
+    fn a_spinning_processor_keeps_its_core_beside_a_thread_that_wants_it() {
+        // Not a speed test: it counts how often the spinning thread gives its core away. A
+        // processor that yielded between rounds (as it once did) was switched out thousands of
+        // times in this spin, once a round, each time pushing its scheduler deadline later;
+        // holding the core it is switched out only at the scheduler's own preemptions.
+        within(DEFAULT_DEADLINE, || {
+            if timeslices().is_none_or(|n| n == 0) {
+                test_support::hardware::skip(
+                    "a_spinning_processor_keeps_its_core_beside_a_thread_that_wants_it",
+                    "the kernel reports no /proc/thread-self/schedstat",
+                );
+                return;
+            }
+            // SAFETY: sched_getcpu has no preconditions.
+            let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).unwrap();
+            pin_to(cpu);
+            let done = Arc::new(AtomicBool::new(false));
+            // A thread on the same core that gives it back at every chance: it runs whenever
+            // the spinner lets it.
+            let rival = {
+                let done = done.clone();
+                std::thread::spawn(move || {
+                    pin_to(cpu);
+                    while !done.load(Ordering::Relaxed) {
+                        std::thread::yield_now();
+                    }
+                })
+            };
+            let control = Control::new(config());
+            let (ticket, ..) = control.observe();
+            let before = timeslices().unwrap();
+            assert!(!control.spin(ticket, Instant::now() + Duration::from_millis(20)));
+            let switched = timeslices().unwrap() - before;
+            done.store(true, Ordering::Relaxed);
+            rival.join().unwrap();
+            assert!(
+                switched < 100,
+                "the spinning processor gave its core away {switched} times in 20 ms"
+            );
         });
     }
 
