@@ -487,10 +487,9 @@ fn a_peer_gpu_must_be_bound_before_mapping_on_it() {
     }
 }
 
-#[test]
-fn unmapping_user_memory_takes_it_from_the_gpu() {
-    let s = Session::small();
-    let len = NonZeroUsize::new(2 * PAGE as usize).unwrap();
+/// `len` bytes of fresh anonymous user memory, registered as a userptr BO and mapped on the
+/// session's GPU, which can write it (checked).
+fn userptr_on_the_gpu(s: &Session, len: NonZeroUsize) -> (NonNull<c_void>, common::Bo) {
     // SAFETY: a fresh anonymous mapping without MAP_FIXED replaces nothing.
     let user = unsafe {
         s.sys().mmap(
@@ -503,18 +502,31 @@ fn unmapping_user_memory_takes_it_from_the_gpu() {
         )
     }
     .unwrap();
-    let mut args = alloc_args(&s, AllocFlags::USERPTR | AllocFlags::WRITABLE, 2 * PAGE);
+    let mut args = alloc_args(
+        s,
+        AllocFlags::USERPTR | AllocFlags::WRITABLE,
+        len.get() as u64,
+    );
     args.mmap_offset = user.as_ptr() as u64;
-    alloc_raw(&s, &mut args).unwrap();
+    alloc_raw(s, &mut args).unwrap();
     let bo = common::Bo {
         va: args.va_addr,
-        size: 2 * PAGE,
+        size: len.get() as u64,
         handle: args.handle,
         mmap_offset: 0,
     };
     s.map_gpu(&bo, &[s.gpu_id]).unwrap();
     let vm = s.machine.gpu_vm(pid(), s.gpu_id).unwrap();
     vm.translate(bo.va, 8, Access::Write).unwrap();
+    (user, bo)
+}
+
+#[test]
+fn unmapping_user_memory_takes_it_from_the_gpu() {
+    let s = Session::small();
+    let len = NonZeroUsize::new(2 * PAGE as usize).unwrap();
+    let (user, bo) = userptr_on_the_gpu(&s, len);
+    let vm = s.machine.gpu_vm(pid(), s.gpu_id).unwrap();
     // SAFETY: the mapping is ours; the BO no longer gives the GPU access to it afterwards.
     unsafe { s.sys().munmap(user, len.get()) }.unwrap();
     assert_eq!(
@@ -552,30 +564,8 @@ fn a_map_fixed_replacement_unmaps_what_it_replaces() {
         .unwrap();
         assert_eq!(replaced, addr);
     };
-    // SAFETY: a fresh anonymous mapping without MAP_FIXED replaces nothing.
-    let user = unsafe {
-        s.sys().mmap(
-            None,
-            len,
-            ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
-            MapFlags::MAP_PRIVATE | MapFlags::MAP_ANONYMOUS,
-            None,
-            0,
-        )
-    }
-    .unwrap();
-    let mut args = alloc_args(&s, AllocFlags::USERPTR | AllocFlags::WRITABLE, 2 * PAGE);
-    args.mmap_offset = user.as_ptr() as u64;
-    alloc_raw(&s, &mut args).unwrap();
-    let userptr = common::Bo {
-        va: args.va_addr,
-        size: 2 * PAGE,
-        handle: args.handle,
-        mmap_offset: 0,
-    };
-    s.map_gpu(&userptr, &[s.gpu_id]).unwrap();
+    let (user, userptr) = userptr_on_the_gpu(&s, len);
     let vm = s.machine.gpu_vm(pid(), s.gpu_id).unwrap();
-    vm.translate(userptr.va, 8, Access::Write).unwrap();
     reserve_over(user, len);
     assert_eq!(
         vm.translate(userptr.va, 8, Access::Write).unwrap_err().kind,
