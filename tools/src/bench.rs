@@ -593,14 +593,7 @@ fn host_costs(
     let issues_running = timed(false, HOST_BATCH, &mut issue_batch, &mut issue_drain)?;
     first_issues.borrow_mut().clear();
     let issues = timed(true, HOST_BATCH, &mut issue_batch, &mut issue_drain)?;
-    #[allow(clippy::cast_precision_loss, reason = "a figure, not a count")]
-    let later_issues: Vec<f64> = issues
-        .iter()
-        .zip(first_issues.borrow().iter())
-        .map(|(per_launch, first)| {
-            (per_launch * HOST_BATCH as f64 - first) / (HOST_BATCH - 1) as f64
-        })
-        .collect();
+    let later_issues = after_the_first(&issues, &first_issues.borrow(), HOST_BATCH, 1);
     figures.push(Figure {
         id: "prepared_launch",
         name: "prepared launch of the empty kernel, host cost per launch",
@@ -777,17 +770,12 @@ fn measure_replays(list: aqueduct::CommandList, timed: &Timer<'_>) -> Result<Lis
     drains.borrow_mut().clear();
     let held = timed(true, units, &mut replay_batch, &mut replay_drain)?;
     #[allow(clippy::cast_precision_loss, reason = "a figure, not a count")]
-    let (first, rest) = held
+    let first = firsts
+        .borrow()
         .iter()
-        .zip(firsts.borrow().iter())
-        .map(|(per_packet, first)| {
-            let batch = per_packet * units as f64;
-            (
-                first / packets as f64,
-                (batch - first) / ((units - packets) as f64),
-            )
-        })
-        .unzip();
+        .map(|first| first / packets as f64)
+        .collect();
+    let rest = after_the_first(&held, &firsts.borrow(), units, packets);
     Ok(ListReplays {
         packets,
         held,
@@ -796,6 +784,18 @@ fn measure_replays(list: aqueduct::CommandList, timed: &Timer<'_>) -> Result<Lis
         rest,
         drains: drains.into_inner(),
     })
+}
+
+/// The cost per unit of what each timed batch did after its first part: `per_unit` holds each
+/// batch's cost per unit (`units` a batch), `firsts` the time its first `first_units` units
+/// took (ns), in the same order.
+fn after_the_first(per_unit: &[f64], firsts: &[f64], units: usize, first_units: usize) -> Vec<f64> {
+    #[allow(clippy::cast_precision_loss, reason = "a figure, not a count")]
+    per_unit
+        .iter()
+        .zip(firsts)
+        .map(|(per_unit, first)| (per_unit * units as f64 - first) / (units - first_units) as f64)
+        .collect()
 }
 
 /// The GPU agent `queue` runs on.
